@@ -1,0 +1,153 @@
+"""The ``splitdesk`` command: the window (default), ``bench``, ``sim``.
+
+Heavy imports (Qt, httpx) happen inside each command so ``splitdesk sim`` and
+``splitdesk bench`` start fast and never load Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit status 2) instead of usage dumps."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full command-line parser."""
+    from splitdesk.sim import cli as sim_cli
+
+    parser = _Parser(prog="splitdesk", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sim = sub.add_parser("sim", help="serve the built-in endpoint alone")
+    sim_cli.add_arguments(sim)
+    bench = sub.add_parser(
+        "bench",
+        help="measure combined vs parallel without a window",
+        description="Send the questions combined, in parallel and one after another; print the "
+        "latencies and the speed-up (and a JSON document with --json).",
+    )
+    add_bench_arguments(bench)
+    return parser
+
+
+APIS = ("openai-chat", "openai-completions", "openai-responses", "anthropic", "ollama-chat", "ollama-generate", "tgi")
+
+
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``splitdesk bench`` (DESIGN.md, "The headless contract")."""
+    from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES
+
+    p.add_argument("--endpoint", default="builtin", help="'builtin' (default) or the base URL the dialect's client takes")
+    p.add_argument("--api", default="openai-chat", choices=APIS, help="API dialect (default openai-chat)")
+    p.add_argument("--model", help="model name (default: the endpoint's only model)")
+    p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help="built-in endpoint profile")
+    p.add_argument(
+        "--sim-param",
+        action="append",
+        default=[],
+        metavar="NAME=V",
+        help="override a built-in endpoint parameter, e.g. speed=4 (repeatable; see splitdesk sim --help)",
+    )
+    p.add_argument("-q", "--question", action="append", dest="questions", default=[], metavar="TEXT")
+    p.add_argument("--questions", dest="questions_file", metavar="FILE", help="question-set file (TOML or one per line)")
+    p.add_argument("--max-tokens", type=int, default=512, metavar="N", help="cap per answer (the combined request gets N × questions)")
+    p.add_argument("--mode", default="all", choices=["combined", "parallel", "sequential", "all"])
+    p.add_argument("--repeat", type=int, default=1, metavar="K", help="run every mode K times (medians reported)")
+    p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the JSON document (- for stdout)")
+    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--read-timeout", type=float, default=300.0, metavar="S", help="longest silence between reads (s)")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="S")
+    p.add_argument("--retry-429", type=int, default=0, metavar="N", help="retry a 429 up to N times")
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument("--ca-bundle", metavar="FILE", help="verify TLS with this CA bundle")
+    tls.add_argument("--insecure", action="store_true", help="do not verify TLS certificates (unsafe)")
+
+
+def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Validate the bench options, run it, return the exit status."""
+    from splitdesk.core.bench import BenchError, BenchOptions, run_bench
+    from splitdesk.core.questions import DEFAULT_SET, QuestionFileError, builtin_sets, load_question_set
+    from splitdesk.core.runner import Timeouts
+    from splitdesk.providers import PROVIDERS
+
+    def fail(message: str) -> int:
+        print(f"splitdesk bench: error: {message}", file=sys.stderr)
+        return 2
+
+    if args.api not in PROVIDERS:
+        return fail(f"--api {args.api} is not available yet (available: {', '.join(PROVIDERS)})")
+    questions = [q.strip() for q in args.questions if q.strip()]
+    template = None
+    if args.questions_file:
+        try:
+            qs = load_question_set(Path(args.questions_file))
+        except QuestionFileError as exc:
+            return fail(str(exc))
+        questions += qs.texts
+        template = qs.template
+    if not questions:
+        questions = builtin_sets()[DEFAULT_SET].texts
+    if args.repeat < 1:
+        return fail("--repeat must be >= 1")
+    if args.max_tokens < 1:
+        return fail("--max-tokens must be >= 1")
+    sim_params: dict[str, str] = {}
+    for item in args.sim_param:
+        name, sep, value = item.partition("=")
+        if not sep:
+            return fail(f"--sim-param {item!r}: expected NAME=VALUE")
+        sim_params[name.strip().replace("-", "_")] = value.strip()
+    endpoint = args.endpoint
+    if endpoint != "builtin" and not endpoint.startswith(("http://", "https://")):
+        return fail(f"--endpoint {endpoint!r}: expected 'builtin' or an http(s):// URL")
+    opts = BenchOptions(
+        questions=questions,
+        endpoint=endpoint,
+        api=args.api,
+        model=args.model,
+        profile=args.profile,
+        sim_params=sim_params,
+        max_tokens=args.max_tokens,
+        mode=args.mode,
+        repeat=args.repeat,
+        json_path=args.json_path,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        seed=args.seed,
+        timeouts=Timeouts(connect=args.connect_timeout, read=args.read_timeout),
+        retry_429=args.retry_429,
+        verify=False if args.insecure else (args.ca_bundle or True),
+    )
+    if template is not None:
+        opts.template = template
+    try:
+        return run_bench(opts)
+    except BenchError as exc:
+        return fail(str(exc))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "sim":
+        from splitdesk.sim import cli as sim_cli
+
+        return sim_cli.run(args)
+    if args.command == "bench":
+        return run_bench_command(args, parser)
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

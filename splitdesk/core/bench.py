@@ -1,0 +1,234 @@
+"""``splitdesk bench``: the measuring engine without a window.
+
+Runs each mode (combined, parallel, sequential) once per repeat, on an idle endpoint, one
+after another; prints a table like the seed article's script (combined latency, parallel
+latency, speed-up) plus TTFT and tokens per side; writes the JSON document of
+:mod:`splitdesk.core.report`. On the built-in endpoint it also asks the cost model for the
+predicted makespans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+from splitdesk.core.metrics import request_metrics, spread
+from splitdesk.core.plans import make_plan
+from splitdesk.core.predict import predict_plan, predicted_makespan
+from splitdesk.core.report import BenchRun, bench_document
+from splitdesk.core.run_state import RunState
+from splitdesk.core.runner import RunConfig, Runner, Timeouts, redact
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.providers import get_provider
+from splitdesk.providers.base import EndpointConfig
+
+BUILTIN = "builtin"
+
+
+class BenchError(Exception):
+    """A problem the user must fix (bad endpoint, no model …); one line, exit status 2."""
+
+
+@dataclass
+class BenchOptions:
+    """What ``splitdesk bench`` was asked to do (see ``splitdesk bench --help``)."""
+
+    questions: list[str]
+    endpoint: str = BUILTIN
+    api: str = "openai-chat"
+    model: str | None = None
+    profile: str = "batching"
+    sim_params: dict[str, Any] = field(default_factory=dict)
+    max_tokens: int | None = 512
+    mode: str = "all"
+    repeat: int = 1
+    json_path: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    retry_429: int = 0
+    verify: bool | str = True
+    template: CombinedTemplate = field(default_factory=CombinedTemplate)
+
+
+def modes_of(mode: str) -> list[str]:
+    """The single-group modes a ``--mode`` value runs, in order."""
+    return ["combined", "parallel", "sequential"] if mode == "all" else [mode]
+
+
+def resolve_key(opts: BenchOptions) -> str | None:
+    """The API key from ``--api-key-env`` or the dialect's usual variable (never printed)."""
+    if opts.endpoint == BUILTIN:
+        return None
+    name = opts.api_key_env or get_provider(opts.api).key_env
+    if opts.api_key_env and opts.api_key_env not in os.environ:
+        raise BenchError(f"--api-key-env {opts.api_key_env}: that environment variable is not set")
+    return os.environ.get(name) if name else None
+
+
+async def discover_model(endpoint: EndpointConfig) -> str:
+    """The endpoint's only model, for when ``--model`` was not given. Raises
+    :class:`BenchError` when there are several or none, or the list is unavailable."""
+    provider = get_provider(endpoint.api)
+    call = provider.models_request(endpoint)
+    try:
+        async with httpx.AsyncClient(timeout=10.0, verify=endpoint.verify, trust_env=True) as client:
+            response = await client.request(call.method, call.url, headers=call.headers, params=call.params)
+            response.raise_for_status()
+            models = provider.parse_models(response.json())
+    except (httpx.HTTPError, ValueError) as exc:
+        raise BenchError(
+            f"--model is required: could not list models at {redact(endpoint.base_url, endpoint.api_key)} "
+            f"({redact(str(exc), endpoint.api_key)[:200]})"
+        ) from None
+    if len(models) != 1:
+        listed = ", ".join(models[:10]) or "none"
+        raise BenchError(f"--model is required: the endpoint serves {listed}")
+    return models[0]
+
+
+async def _bench(opts: BenchOptions, endpoint: EndpointConfig, sim_root: str | None, err: TextIO) -> list[BenchRun]:
+    config = RunConfig(
+        endpoint,
+        temperature=opts.temperature,
+        seed=opts.seed,
+        timeouts=opts.timeouts,
+        marker=opts.template.marker,
+        retry_429=opts.retry_429,
+    )
+    runs: list[BenchRun] = []
+    for k in range(opts.repeat):
+        for mode in modes_of(opts.mode):
+            plan = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
+            predicted = None
+            if sim_root is not None:
+                try:
+                    preds = await predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
+                    predicted = predicted_makespan(preds)
+                except httpx.HTTPError:
+                    predicted = None
+            state = RunState()
+            print(f"  running {mode} (repeat {k + 1}/{opts.repeat}) …", file=err, flush=True)
+            await Runner(config, state.apply).run(opts.questions, plan)
+            runs.append(BenchRun(mode, k, state, predicted))
+            if state.ended is not None and state.ended.stopped:
+                return runs
+    return runs
+
+
+def _fmt(x: float | None, unit: str = " s", nd: int = 2) -> str:
+    return "—" if x is None else f"{x:.{nd}f}{unit}"
+
+
+def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
+    """The human summary: one line per mode (median over repeats) and the speed-up."""
+    lines = []
+    ep = doc["endpoint"]
+    lines.append(f"splitdesk bench · {ep['url']} · {ep['api']} · {ep['model']} · {len(doc['questions'])} questions")
+    labels = {"combined": "Combined request", "parallel": "Parallel requests", "sequential": "Sequential requests"}
+    lines.append(f"{'':22}{'latency':>10}  {'TTFT first/last':>17}  {'tokens':>7}  {'predicted':>9}")
+    for mode in ("combined", "parallel", "sequential"):
+        mine = [r for r in runs if r.mode == mode]
+        if not mine:
+            continue
+        wall = spread([r.metrics.makespan_s for r in mine])
+        ttfts = [t for r in mine for t in r.metrics.ttft_s]
+        toks = spread([float(r.metrics.output_tokens) for r in mine])
+        pred = spread([r.predicted_wall_s for r in mine])
+        est = "~" if any(r.metrics.tokens_estimated for r in mine) else ""
+        ttft = f"{_fmt(min(ttfts) if ttfts else None, '')}/{_fmt(max(ttfts) if ttfts else None)}"
+        rng = f" ({wall.min:.2f}–{wall.max:.2f})" if wall and wall.n > 1 else ""
+        lines.append(
+            f"{labels[mode] + ':':22}{_fmt(wall.median if wall else None):>10}  {ttft:>17}  "
+            f"{est + str(int(toks.median)) if toks else '—':>7}  {_fmt(pred.median if pred else None):>9}{rng}"
+        )
+    s = doc["summary"]
+    if s.get("speedup") is not None:
+        pred = f"   (cost model predicts {s['predicted_speedup']:.2f}×)" if s.get("predicted_speedup") else ""
+        lines.append(f"{'Speed-up factor:':22}{s['speedup']:>9.2f}×{pred}")
+    comb = [r for r in runs if r.mode == "combined"]
+    par = [r for r in runs if r.mode == "parallel"]
+    if comb and par:
+        n = len(doc["questions"])
+        c, p = comb[-1].metrics.answer_start_s.get(n - 1), par[-1].metrics.answer_start_s.get(n - 1)
+        lines.append(f"{f'Answer {n} starts at:':22}{_fmt(c):>10} combined vs {_fmt(p)} parallel")
+    failed = [(r, t) for r in runs for t in r.state.requests if t.outcome == "failed"]
+    for r, t in failed[:5]:
+        lines.append(f"  ! {r.mode} request {t.req} failed: {t.error.message if t.error else 'unknown'}")
+    if any(r.metrics.tokens_estimated for r in runs):
+        lines.append("  ~ token counts are estimates (events counted; the server reported no usage)")
+    if len(runs) <= 3:
+        for r in runs:
+            for t in r.state.requests:
+                if t.t_send is None:
+                    continue
+                m = request_metrics(t)
+                who = "combined" if t.group == "combined" else f"{t.group} Q{t.questions[0] + 1}"
+                lines.append(
+                    f"    {who:14} TTFT {_fmt(m.ttft_s, ' s', 3):>8}  E2E {_fmt(m.e2e_s):>8}  "
+                    f"{m.output_tokens:>5} tok  {t.outcome}"
+                )
+    return "\n".join(lines)
+
+
+def run_bench(opts: BenchOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Run the bench; returns the exit status (0 all succeeded, 1 some failed, 2 bad input).
+
+    Raises :class:`BenchError` for problems the user must fix before anything runs.
+    """
+    from splitdesk.sim.launcher import SimStartError, start_sim
+
+    provider = get_provider(opts.api)
+    sim = None
+    if opts.endpoint == BUILTIN:
+        try:
+            sim = start_sim(opts.profile, opts.sim_params)
+        except (SimStartError, KeyError, ValueError) as exc:
+            raise BenchError(f"cannot start the built-in endpoint: {exc}") from None
+        base_url = provider.base_url_for_root(sim.url)
+    else:
+        base_url = opts.endpoint
+    try:
+        key = resolve_key(opts)
+        endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
+        if sim is not None and not opts.model:
+            endpoint = EndpointConfig(base_url, opts.api, "splitdesk-sim", None)
+
+        async def main() -> tuple[EndpointConfig, list[BenchRun]]:
+            ep = endpoint
+            if not ep.model:
+                ep = EndpointConfig(ep.base_url, ep.api, await discover_model(ep), ep.api_key, verify=ep.verify)
+            return ep, await _bench(opts, ep, sim.url if sim else None, err)
+
+        try:
+            endpoint, runs = asyncio.run(main())
+        except KeyboardInterrupt:
+            print("splitdesk bench: interrupted", file=err)
+            return 130
+        info = {"url": redact(endpoint.base_url, key), "api": endpoint.api, "model": endpoint.model}
+        if sim is not None:
+            info["url"] = f"builtin:{opts.profile} ({sim.openai_base_url})"
+            info["profile"] = opts.profile
+        doc = bench_document(info, opts.questions, runs)
+        table = format_table(doc, runs)
+        text = json.dumps(doc, indent=2, ensure_ascii=False)
+        if opts.json_path == "-":
+            print(table, file=err)
+            print(text, file=out)
+        else:
+            print(table, file=out)
+            if opts.json_path:
+                Path(opts.json_path).write_text(text + "\n", encoding="utf-8")
+        failed = any(t.outcome != "done" for r in runs for t in r.state.requests)
+        return 1 if failed else 0
+    finally:
+        if sim is not None:
+            sim.stop()

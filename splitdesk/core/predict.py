@@ -1,0 +1,81 @@
+"""Predicted timings for a plan on the built-in endpoint.
+
+The built-in endpoint knows its own cost model and text, so it answers
+``POST /_splitdesk/predict`` with the expected TTFT and E2E of each request of a plan on an
+idle server (:func:`splitdesk.sim.costmodel.predict`). This module builds that query from
+the same request bodies the runner sends, one phase at a time (phases run on an idle
+server one after another). A sequential phase is predicted one request at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from splitdesk.core.plans import RunPlan
+from splitdesk.providers import get_provider
+from splitdesk.providers.base import EndpointConfig, GenParams
+
+
+@dataclass(frozen=True)
+class PredictedRequest:
+    """Expected timing of one request: seconds from its own send (``t_send_s`` from its
+    phase's start). ``rejected``: the rate limit would refuse it."""
+
+    t_send_s: float
+    ttft_s: float | None
+    e2e_s: float
+    output_tokens: int
+    rejected: bool
+
+
+async def _ask(client: httpx.AsyncClient, root: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    response = await client.post(f"{root}/_splitdesk/predict", json={"requests": items})
+    response.raise_for_status()
+    predictions: list[dict[str, Any]] = response.json()["predictions"]
+    return predictions
+
+
+async def predict_plan(
+    sim_root: str,
+    endpoint: EndpointConfig,
+    plan: RunPlan,
+    temperature: float | None = None,
+    seed: int | None = None,
+) -> list[PredictedRequest]:
+    """One :class:`PredictedRequest` per request of ``plan``, in index order.
+
+    ``sim_root``: the built-in endpoint's root URL (``http://127.0.0.1:P``). Raises
+    ``httpx.HTTPError`` when the endpoint cannot answer (not a built-in endpoint).
+    """
+    provider = get_provider(endpoint.api)
+    out: list[PredictedRequest] = []
+    async with httpx.AsyncClient(timeout=10.0) as client:
+        for phase in plan.phases:
+            bodies = [
+                provider.build_request(
+                    endpoint, spec.prompt, GenParams(spec.max_tokens, temperature, seed)
+                ).json
+                for spec in phase.requests
+            ]
+            if phase.sequential:
+                start = 0.0
+                for body in bodies:
+                    (p,) = await _ask(client, sim_root, [{"send_s": 0.0, "api": endpoint.api, "body": body}])
+                    out.append(PredictedRequest(start, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]))
+                    start += p["e2e_s"]
+            else:
+                items = [{"send_s": 0.0, "api": endpoint.api, "body": b} for b in bodies]
+                for p in await _ask(client, sim_root, items):
+                    out.append(PredictedRequest(0.0, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]))
+    return out
+
+
+def predicted_makespan(preds: list[PredictedRequest]) -> float | None:
+    """Makespan of a group of predicted requests (last token − first send), seconds."""
+    accepted = [p for p in preds if not p.rejected]
+    if not accepted:
+        return None
+    return max(p.t_send_s + p.e2e_s for p in accepted) - min(p.t_send_s for p in accepted)

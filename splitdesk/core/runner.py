@@ -1,0 +1,368 @@
+"""The runner: sends a plan's requests, timestamps every streamed event where its bytes
+arrive, and emits the run's events (:mod:`splitdesk.core.events`).
+
+Per run, a fresh ``httpx.AsyncClient`` on HTTP/1.1 with a connection pool large enough for
+every request at once and explicit timeouts: connect, and a read timeout *between reads*
+that defaults to minutes (httpx's default of 5 s would kill a slow prefill). The client is
+closed at the end of the run and never reused after a Stop (cancelled streams can leave
+pool slots behind).
+
+The runner never waits on its observer: ``emit`` is called synchronously and must return
+at once (``RunState.apply`` in ``splitdesk bench``; a thread-safe deque append in the GUI,
+see :mod:`splitdesk.core.engine`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import socket
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from splitdesk.core.events import (
+    HeadersReceived,
+    PhaseStarted,
+    RequestEnded,
+    RequestPlanned,
+    RequestRetrying,
+    RequestSent,
+    RunEnded,
+    RunEvent,
+    RunStarted,
+    SectionEnded,
+    SectionStarted,
+    ServerTimings,
+    TextReceived,
+    ToolCallReceived,
+    UsageReported,
+)
+from splitdesk.core.plans import RequestSpec, RunPlan
+from splitdesk.core.sections import SectionParser, SectionStart
+from splitdesk.providers import get_provider
+from splitdesk.providers.base import (
+    EndpointConfig,
+    ErrorDelta,
+    ErrorKind,
+    FinishDelta,
+    GenParams,
+    Provider,
+    RequestError,
+    ServerTimingDelta,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+)
+from splitdesk.providers.stream import iter_deltas
+
+Emit = Callable[[RunEvent], None]
+Clock = Callable[[], int]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """HTTP timeouts in seconds. ``read`` is the longest silence allowed between two reads
+    of a stream (a long prefill or a slow model needs minutes, not httpx's 5 s)."""
+
+    connect: float = 10.0
+    read: float = 300.0
+    write: float = 30.0
+    pool: float = 60.0
+
+    def httpx(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How a run talks to its endpoint.
+
+    ``retry_429``: automatic retries of a request answered 429 (0: none), waiting the
+    server's ``Retry-After`` or an exponential backoff from ``backoff_s``.
+    """
+
+    endpoint: EndpointConfig
+    temperature: float | None = None
+    seed: int | None = None
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    marker: str = "Answer {k}:"
+    retry_429: int = 0
+    backoff_s: float = 1.0
+
+
+_SECRET_QUERY_RE = re.compile(r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` and credential-looking URL query values replaced by ``***``."""
+    if secret:
+        text = text.replace(secret, "***")
+    return _SECRET_QUERY_RE.sub(r"\1***", text)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        nxt = exc.__cause__ or exc.__context__
+        assert nxt is not None
+        exc = nxt
+    return exc
+
+
+def classify_transport_error(exc: httpx.HTTPError, endpoint: EndpointConfig, read_timeout: float) -> RequestError:
+    """A one-line :class:`RequestError` for an httpx transport exception, saying what to do."""
+    url = urlsplit(endpoint.base_url)
+    where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
+    cause = _root_cause(exc)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return RequestError(ErrorKind.TIMEOUT, f"could not connect to {where} in time — is the host reachable?")
+    if isinstance(exc, httpx.ReadTimeout):
+        return RequestError(
+            ErrorKind.TIMEOUT,
+            f"no data from {where} for {read_timeout:g} s (read timeout between events)",
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return RequestError(ErrorKind.TIMEOUT, f"timed out talking to {where} ({type(exc).__name__})")
+    if isinstance(exc, httpx.ConnectError):
+        if isinstance(cause, ssl.SSLError) or "SSL" in str(exc) or "certificate" in str(exc):
+            return RequestError(
+                ErrorKind.CONNECT,
+                f"TLS failure talking to {where}: {cause} — check the endpoint's CA bundle, "
+                "or turn verification off for this endpoint if you trust it",
+            )
+        if isinstance(cause, socket.gaierror) or "Name or service not known" in str(exc):
+            return RequestError(ErrorKind.CONNECT, f"cannot resolve {url.hostname} — check the base URL")
+        return RequestError(
+            ErrorKind.CONNECT,
+            f"cannot connect to {where} ({cause.__class__.__name__}: {cause}) — "
+            f"is the server running at {endpoint.base_url}?",
+        )
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return RequestError(ErrorKind.CONNECT, f"invalid base URL {endpoint.base_url!r}: {exc}")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return RequestError(
+            ErrorKind.PROTOCOL, f"{where} closed the connection mid-stream ({exc or 'no detail'})"
+        )
+    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.NetworkError):
+        return RequestError(ErrorKind.PROTOCOL, f"connection to {where} was reset mid-stream ({cause})")
+    return RequestError(ErrorKind.PROTOCOL, f"{type(exc).__name__}: {exc}")
+
+
+class _HttpTrace:
+    """httpcore's ``trace`` extension hook: connect and response-header times."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.connect_started: int | None = None
+        self.connected: int | None = None
+        self.headers: int | None = None
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        if name == "connection.connect_tcp.started":
+            self.connect_started = self.clock()
+        elif name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self.connected = self.clock()
+        elif name == "http11.receive_response_headers.complete":
+            self.headers = self.clock()
+
+
+class Runner:
+    """Executes :class:`~splitdesk.core.plans.RunPlan` s against one endpoint.
+
+    ``emit`` receives every event (module docstring). :meth:`run` returns when the run is
+    over, however it ends; :meth:`cancel` (call it on the runner's own event loop) stops
+    every stream at once, keeping what arrived.
+    """
+
+    def __init__(self, config: RunConfig, emit: Emit, clock: Clock = time.perf_counter_ns) -> None:
+        self.config = config
+        self.emit = emit
+        self.clock = clock
+        self.provider: Provider = get_provider(config.endpoint.api)
+        self._t0 = 0
+        self._task: asyncio.Task[Any] | None = None
+        self._ended: set[int] = set()
+
+    def _s(self, ns: int) -> float:
+        return (ns - self._t0) / 1e9
+
+    def now(self) -> float:
+        """Seconds since the run origin."""
+        return self._s(self.clock())
+
+    def cancel(self) -> None:
+        """Stop the run: every stream ends now as ``stopped`` with its partial trace."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def run(self, questions: list[str], plan: RunPlan) -> None:
+        """Send ``plan`` (built for ``questions``) and emit its events. Never raises for
+        request failures: they become ``RequestEnded(outcome="failed")`` events."""
+        self._task = asyncio.current_task()
+        ep = self.config.endpoint
+        specs = plan.requests
+        self._t0 = self.clock()
+        self.emit(
+            RunStarted(
+                0.0,
+                plan.mode,
+                tuple(questions),
+                {"url": redact(ep.base_url, ep.api_key), "api": ep.api, "model": ep.model},
+                self._t0,
+                len(plan.phases),
+                self.config.marker,
+            )
+        )
+        index = 0
+        phase_of: list[tuple[int, RequestSpec]] = []
+        for p, phase in enumerate(plan.phases):
+            for spec in phase.requests:
+                self.emit(
+                    RequestPlanned(0.0, index, spec.group, spec.questions, spec.prompt, p, spec.max_tokens)
+                )
+                phase_of.append((p, spec))
+                index += 1
+        stopped = False
+        limits = httpx.Limits(max_connections=max(16, len(specs) + 4), max_keepalive_connections=len(specs) + 4)
+        try:
+            async with httpx.AsyncClient(
+                http1=True,
+                http2=False,
+                timeout=self.config.timeouts.httpx(),
+                limits=limits,
+                verify=ep.verify,
+                trust_env=True,
+                follow_redirects=False,
+            ) as client:
+                first = 0
+                for p, phase in enumerate(plan.phases):
+                    self.emit(PhaseStarted(self.now(), p, phase.name))
+                    ids = range(first, first + len(phase.requests))
+                    first += len(phase.requests)
+                    if phase.sequential:
+                        for i in ids:
+                            await self._request(client, i, phase_of[i][1], None)
+                    else:
+                        barrier = asyncio.Event()
+                        tasks = [
+                            asyncio.create_task(self._request(client, i, phase_of[i][1], barrier))
+                            for i in ids
+                        ]
+                        await asyncio.sleep(0)  # let every task build its request first
+                        barrier.set()
+                        try:
+                            await asyncio.gather(*tasks)
+                        finally:
+                            for task in tasks:
+                                task.cancel()
+                            await asyncio.gather(*tasks, return_exceptions=True)
+        except asyncio.CancelledError:
+            stopped = True
+        finally:
+            t = self.now()
+            for i in range(len(specs)):
+                if i not in self._ended:
+                    self._end(i, t, "stopped")
+            self.emit(RunEnded(self.now(), stopped))
+
+    def _end(self, i: int, t: float, outcome: str, finish: str | None = None, error: RequestError | None = None) -> None:
+        if i in self._ended:
+            return
+        self._ended.add(i)
+        self.emit(RequestEnded(t, i, outcome, finish, error))  # type: ignore[arg-type]
+
+    async def _request(
+        self, client: httpx.AsyncClient, i: int, spec: RequestSpec, barrier: asyncio.Event | None
+    ) -> None:
+        ep = self.config.endpoint
+        params = GenParams(max_tokens=spec.max_tokens, temperature=self.config.temperature, seed=self.config.seed)
+        call = self.provider.build_request(ep, spec.prompt, params)
+        parser = SectionParser(len(spec.questions), self.config.marker) if spec.group == "combined" else None
+        last_text_t: float | None = None
+        try:
+            if barrier is not None:
+                await barrier.wait()
+            attempt = 0
+            while True:
+                hook = _HttpTrace(self.clock)
+                request = client.build_request(
+                    call.method,
+                    call.url,
+                    headers=call.headers,
+                    json=call.json,
+                    params=call.params or None,
+                    extensions={"trace": hook},
+                )
+                self.emit(RequestSent(self.now(), i, attempt))
+                finish: str | None = None
+                error: RequestError | None = None
+                try:
+                    response = await client.send(request, stream=True)
+                    try:
+                        self.emit(
+                            HeadersReceived(
+                                self._s(hook.headers or self.clock()),
+                                i,
+                                response.status_code,
+                                response.headers.get("x-request-id"),
+                                (hook.connected - hook.connect_started) / 1e9
+                                if hook.connected and hook.connect_started
+                                else None,
+                            )
+                        )
+                        async for delta in iter_deltas(response, self.provider.decoder(), self.provider.framing, self.clock):
+                            if isinstance(delta, TextDelta):
+                                t = self._s(delta.t_ns)
+                                self.emit(TextReceived(t, i, delta.text, delta.reasoning))
+                                if not delta.reasoning:
+                                    last_text_t = t
+                                    if parser is not None:
+                                        self._sections(i, parser.feed(delta.text, t))
+                            elif isinstance(delta, UsageDelta):
+                                self.emit(UsageReported(self._s(delta.t_ns), i, delta.output_tokens, delta.prompt_tokens))
+                            elif isinstance(delta, FinishDelta):
+                                finish = delta.reason
+                            elif isinstance(delta, ToolCallDelta):
+                                self.emit(ToolCallReceived(self._s(delta.t_ns), i, delta.name, delta.arguments))
+                            elif isinstance(delta, ServerTimingDelta):
+                                self.emit(ServerTimings(self._s(delta.t_ns), i, delta.timings))
+                            elif isinstance(delta, ErrorDelta):
+                                error = delta.error
+                    finally:
+                        await response.aclose()
+                except httpx.HTTPError as exc:
+                    error = classify_transport_error(exc, ep, self.config.timeouts.read)
+                t_end = self.now()
+                if error is not None:
+                    error = RequestError(error.kind, redact(error.message, ep.api_key), error.status, error.retry_after_s)
+                if error is not None and error.status == 429 and attempt < self.config.retry_429 and last_text_t is None:
+                    delay = error.retry_after_s if error.retry_after_s is not None else self.config.backoff_s * 2**attempt
+                    attempt += 1
+                    self.emit(RequestRetrying(t_end, i, attempt, delay, error))
+                    await asyncio.sleep(delay)
+                    continue
+                if parser is not None:
+                    self._sections(i, parser.finish(last_text_t if last_text_t is not None else t_end))
+                self._end(i, t_end, "failed" if error else "done", finish, error)
+                return
+        except asyncio.CancelledError:
+            t = self.now()
+            if parser is not None:
+                with contextlib.suppress(Exception):
+                    self._sections(i, parser.finish(last_text_t if last_text_t is not None else t))
+            self._end(i, t, "stopped")
+            raise
+
+    def _sections(self, i: int, events: list[Any]) -> None:
+        for ev in events:
+            if isinstance(ev, SectionStart):
+                self.emit(SectionStarted(ev.t, i, ev.question, ev.offset, ev.body_offset))
+            else:
+                self.emit(SectionEnded(ev.t, i, ev.question, ev.offset))
+

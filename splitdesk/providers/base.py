@@ -1,0 +1,249 @@
+"""The provider interface: how one API dialect builds its HTTP request and turns the
+response's events into typed deltas.
+
+Data flows one way: bytes → frames (SSE events, NDJSON lines or one JSON body; see
+:mod:`splitdesk.providers.stream`) → :class:`StreamDecoder` → deltas. Every delta carries
+``t_ns``, the ``time.perf_counter_ns()`` at which the network read that *completed* its
+frame arrived, so the metrics see arrival times, not parse or paint times.
+
+Adding a dialect is one module: subclass :class:`Provider` and :class:`StreamDecoder`, then
+register the provider in :mod:`splitdesk.providers`.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+
+class ErrorKind(enum.StrEnum):
+    """Error families of the ``splitdesk bench`` JSON contract (DESIGN.md)."""
+
+    HTTP = "http"  #: the server answered with an HTTP error status
+    TIMEOUT = "timeout"  #: connect timeout, or no bytes for longer than the read timeout
+    CONNECT = "connect"  #: refused, DNS failure, TLS failure, unreachable
+    PROTOCOL = "protocol"  #: malformed stream, wrong content type, connection cut mid-stream
+    SERVER = "server"  #: an error object sent inside a 200 stream
+
+
+@dataclass(frozen=True)
+class RequestError:
+    """Why a request failed, as a user reads it.
+
+    ``message`` is one line that says what to do; it never holds an API key. ``status``:
+    HTTP status when there is one; ``retry_after_s``: from a 429's ``Retry-After``.
+    """
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+    retry_after_s: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``error`` object of the bench contract."""
+        out: dict[str, Any] = {"kind": str(self.kind), "status": self.status, "message": self.message}
+        if self.retry_after_s is not None:
+            out["retry_after_s"] = self.retry_after_s
+        return out
+
+
+# -- deltas ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Visible output: answer text, or reasoning ("thinking") text when ``reasoning``."""
+
+    t_ns: int
+    text: str
+    reasoning: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """Tool-call activity (name or argument fragment). Not visible text: no TTFT."""
+
+    t_ns: int
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageDelta:
+    """Token counts the server reported. ``output_tokens`` is cumulative (keep the last one,
+    never sum); ``None`` fields were not reported."""
+
+    t_ns: int
+    output_tokens: int | None = None
+    prompt_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FinishDelta:
+    """The server said why generation stopped (``stop``, ``length``, ``end_turn`` …)."""
+
+    t_ns: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDelta:
+    """The request failed; text received before stays valid."""
+
+    t_ns: int
+    error: RequestError
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTimingDelta:
+    """The server's own timing report (Ollama's nanosecond durations), in seconds."""
+
+    t_ns: int
+    timings: dict[str, float]
+
+
+Delta = TextDelta | ToolCallDelta | UsageDelta | FinishDelta | ErrorDelta | ServerTimingDelta
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """Where and how to send requests.
+
+    ``base_url``: what the dialect's usual client takes (OpenAI dialects
+    ``http://host:port/v1``; Anthropic, Ollama and TGI ``http://host:port``). ``api_key`` is
+    kept out of ``repr`` and never written anywhere. ``verify``: TLS verification (True, a
+    CA bundle path, or False only when the user turned it off for this endpoint).
+    """
+
+    base_url: str
+    api: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    headers: dict[str, str] = field(default_factory=dict)
+    verify: bool | str = True
+    query: dict[str, str] = field(default_factory=dict)
+
+    def url(self, path: str) -> str:
+        """``base_url`` joined with ``path`` (exactly one slash between)."""
+        return self.base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+@dataclass(frozen=True)
+class GenParams:
+    """Generation settings sent with every request. ``max_tokens``: output cap (tokens)."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    stream: bool = True
+
+
+@dataclass(frozen=True)
+class HttpCall:
+    """One HTTP request to make: the provider decides, the runner sends."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    json: Any = None
+    params: dict[str, str] = field(default_factory=dict)
+
+
+Framing = Literal["sse", "ndjson"]
+
+
+class StreamDecoder(ABC):
+    """Turns one response's frames into deltas. One instance per response (it may keep state,
+    e.g. Anthropic's cumulative usage)."""
+
+    @abstractmethod
+    def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
+        """An SSE event (``data`` joined with newlines, ``event`` its type or ``""``) or an
+        NDJSON line (``event`` is ``""``). Raises ``ValueError`` for a malformed payload."""
+
+    @abstractmethod
+    def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
+        """The whole body when the server ignored ``stream`` and sent one JSON document."""
+
+    def on_sse_error_field(self, value: str, t_ns: int) -> list[Delta]:
+        """A non-standard ``error:`` SSE field (llama.cpp sends its errors this way)."""
+        return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(value)))]
+
+    def on_end(self, t_ns: int, done_seen: bool) -> list[Delta]:
+        """The body ended (``done_seen``: the dialect's terminator arrived)."""
+        return []
+
+    def is_terminator(self, data: str) -> bool:
+        """True for the dialect's end-of-stream sentinel (OpenAI's ``[DONE]``)."""
+        return data == "[DONE]"
+
+
+class Provider(ABC):
+    """One API dialect."""
+
+    #: name used by ``--api`` and in recordings
+    api: ClassVar[str]
+    #: how the streamed body is framed
+    framing: ClassVar[Framing] = "sse"
+    #: environment variable holding this dialect's API key by default
+    key_env: ClassVar[str | None] = "OPENAI_API_KEY"
+    #: path the dialect's usual client appends to a server's root (``/v1`` for OpenAI)
+    root_suffix: ClassVar[str] = "/v1"
+
+    def base_url_for_root(self, root: str) -> str:
+        """The base URL of this dialect on a server whose root is ``root``."""
+        return root.rstrip("/") + self.root_suffix
+
+    @abstractmethod
+    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+        """The HTTP request asking ``endpoint`` to answer ``prompt`` (one user turn)."""
+
+    @abstractmethod
+    def decoder(self) -> StreamDecoder:
+        """A fresh decoder for one response."""
+
+    def models_request(self, endpoint: EndpointConfig) -> HttpCall:
+        """The request listing the endpoint's models (``GET /v1/models`` by default)."""
+        return HttpCall("GET", endpoint.url("models"), self.auth_headers(endpoint), params=dict(endpoint.query))
+
+    def parse_models(self, body: Any) -> list[str]:
+        """Model ids from the :meth:`models_request` response body (OpenAI's list shape)."""
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise ValueError("no 'data' list in the models response")
+        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+    def auth_headers(self, endpoint: EndpointConfig) -> dict[str, str]:
+        """Headers carrying the key plus the endpoint's custom headers."""
+        headers = dict(endpoint.headers)
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        return headers
+
+
+def error_message(value: Any) -> str:
+    """One-line text of an error payload in any common shape: a string, ``{"message": …}``,
+    ``{"error": "…"}``, ``{"error": {"type", "message", "code"}}`` or a JSON string of those."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value.strip()[:300]
+    if isinstance(value, dict):
+        inner = value.get("error", value)
+        if isinstance(inner, str):
+            return inner.strip()[:300]
+        if isinstance(inner, dict):
+            msg = str(inner.get("message") or inner.get("msg") or inner.get("detail") or "").strip()
+            kind = inner.get("type") or inner.get("code")
+            if msg and kind and str(kind) not in msg:
+                return f"{msg} ({kind})"[:300]
+            return (msg or json.dumps(inner)[:300])[:300]
+    return str(value)[:300]

@@ -1,0 +1,119 @@
+"""``splitdesk sim``: serve the built-in endpoint alone.
+
+``splitdesk sim [--host H] [--port P] [--profile NAME] [--<param> V …] [--list-profiles]``
+prints ``listening on http://HOST:PORT`` once it accepts connections and stops cleanly on
+SIGINT/SIGTERM. Every :class:`~splitdesk.sim.params.SimParams` field is a flag
+(``t_seq`` → ``--t-seq``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import pydantic
+
+from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES, SimParams
+from splitdesk.sim.server import serve
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``sim`` options to ``parser``."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
+    parser.add_argument(
+        "--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help="named parameter set"
+    )
+    parser.add_argument("--list-profiles", action="store_true", help="describe the profiles and exit")
+    group = parser.add_argument_group("cost model and text parameters (override the profile)")
+    for name, info in SimParams.model_fields.items():
+        kind = info.annotation if info.annotation in (int, float, str) else str
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"param_{name}",
+            type=kind,  # type: ignore[arg-type]
+            default=None,
+            metavar="V",
+            help=f"{info.description} (default {info.default})",
+        )
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)
+
+
+def param_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--<param>`` values given on the command line."""
+    return {
+        name: getattr(args, f"param_{name}")
+        for name in SimParams.model_fields
+        if getattr(args, f"param_{name}", None) is not None
+    }
+
+
+def describe_profiles() -> str:
+    """Human listing of the profiles and their overrides."""
+    lines = []
+    for p in PROFILES.values():
+        over = ", ".join(f"{k}={v}" for k, v in p.overrides.items()) or "defaults"
+        lines.append(f"{p.name:14} {p.summary}\n{'':14} ({over})")
+    return "\n".join(lines)
+
+
+def _exit_when_orphaned(parent_pid: int | None, watch_stdin: bool) -> None:
+    """Terminate this process when the parent goes away (see ``sim/launcher.py``)."""
+
+    def shutdown() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(3.0)
+        os._exit(1)  # graceful shutdown hung
+
+    if watch_stdin:
+
+        def read_stdin() -> None:
+            try:
+                while sys.stdin.buffer.read(4096):
+                    pass
+            except (OSError, ValueError):
+                pass
+            shutdown()
+
+        threading.Thread(target=read_stdin, daemon=True, name="stdin-watch").start()
+    if parent_pid is not None:
+
+        def poll_parent() -> None:
+            while os.getppid() == parent_pid:
+                time.sleep(0.5)
+            shutdown()
+
+        threading.Thread(target=poll_parent, daemon=True, name="parent-watch").start()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``sim`` command; returns the exit status."""
+    if args.list_profiles:
+        print(describe_profiles())
+        return 0
+    try:
+        params = SimParams.for_profile(args.profile, **param_overrides(args))
+    except pydantic.ValidationError as exc:
+        err = exc.errors()[0]
+        print(f"splitdesk sim: error: --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}", file=sys.stderr)
+        return 2
+    _exit_when_orphaned(args.parent_pid, args.watch_stdin)
+
+    def ready(url: str) -> None:
+        print(f"listening on {url}", flush=True)
+
+    try:
+        asyncio.run(serve(params, args.host, args.port, args.profile, on_ready=ready))
+    except OSError as exc:
+        print(f"splitdesk sim: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0

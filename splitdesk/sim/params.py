@@ -1,0 +1,143 @@
+"""Parameters and named profiles of the built-in endpoint.
+
+Every number the simulated server uses lives in :class:`SimParams`, so a profile is just a
+set of overrides and every parameter can be changed from the command line
+(``splitdesk sim --t-seq 0.002``) or from Python (``SimParams.for_profile("batching",
+speed=4)``).
+
+Times are seconds, lengths are tokens. The cost model these feed is documented in
+:mod:`splitdesk.sim.costmodel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SimParams(BaseModel):
+    """Everything that shapes the built-in endpoint's timing and text.
+
+    Raises ``pydantic.ValidationError`` for out-of-range values (negative times, zero slots).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- continuous-batching cost model (seconds) ---------------------------------------
+    t_base: float = Field(0.0172, ge=0, description="fixed cost of one decode step (s)")
+    t_seq: float = Field(
+        0.0002, ge=0, description="added step cost per running sequence (s)"
+    )
+    t_ctx: float = Field(
+        2e-7, ge=0, description="added step cost per context token held by running sequences (s)"
+    )
+    t_prefill: float = Field(
+        4e-5, ge=0, description="prefill cost per prompt token, paid in the step a sequence joins (s)"
+    )
+    max_num_seqs: int = Field(
+        64, ge=1, description="most sequences decoded in one step; the rest queue FIFO"
+    )
+    jitter: float = Field(
+        0.02, ge=0, le=0.5, description="relative standard deviation of each step's time (seeded)"
+    )
+    seed: int = Field(0, description="seed of the step-time jitter")
+    tokens_per_step: int = Field(
+        1, ge=1, le=16, description="tokens emitted per sequence per step, in one event (speculative decoding)"
+    )
+    speed: float = Field(
+        1.0, gt=0, le=100, description="time scale: 2 makes every duration half as long"
+    )
+    # -- network and API limits -------------------------------------------------------
+    rtt: float = Field(0.0, ge=0, description="added network round trip per request (s)")
+    rate_limit_concurrency: int = Field(
+        0, ge=0, description="answer HTTP 429 above this many concurrent requests (0: no limit)"
+    )
+    retry_after: float = Field(1.0, ge=0, description="Retry-After sent with a 429 (s)")
+    # -- text ------------------------------------------------------------------------------
+    answer_tokens: int = Field(
+        120, ge=1, le=20000, description="mean answer length per question (tokens)"
+    )
+    answer_spread: float = Field(
+        0.3, ge=0, le=0.9, description="answer length varies by ± this fraction, per question"
+    )
+    combined_compression: float = Field(
+        1.0, gt=0, le=1, description="each answer inside a combined reply is this fraction as long"
+    )
+    model: str = Field("splitdesk-sim", min_length=1, description="model name served")
+
+    @classmethod
+    def for_profile(cls, name: str, **overrides: Any) -> SimParams:
+        """The parameters of profile ``name`` with ``overrides`` applied.
+
+        Raises ``KeyError`` for an unknown profile name and ``pydantic.ValidationError`` for a
+        bad override.
+        """
+        if name not in PROFILES:
+            raise KeyError(f"unknown profile {name!r}; known: {', '.join(PROFILES)}")
+        values: dict[str, Any] = dict(PROFILES[name].overrides)
+        values.update(overrides)
+        return cls(**values)
+
+    def scaled(self, seconds: float) -> float:
+        """``seconds`` of model time as wall-clock seconds under :attr:`speed`."""
+        return seconds / self.speed
+
+
+class Profile(BaseModel):
+    """A named set of parameter overrides, with the story it tells."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    summary: str
+    overrides: dict[str, Any]
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            name="batching",
+            summary=(
+                "A vLLM-like GPU server with continuous batching: ~57 tok/s per stream, "
+                "extra sequences in a step nearly free. N parallel requests finish ~N× sooner."
+            ),
+            overrides={},
+        ),
+        Profile(
+            name="single-slot",
+            summary=(
+                "One sequence at a time (max_num_seqs 1, like llama.cpp with one slot): "
+                "parallel requests queue behind each other, so there is no speed-up."
+            ),
+            overrides={"max_num_seqs": 1},
+        ),
+        Profile(
+            name="rate-limited",
+            summary=(
+                "A hosted API that answers HTTP 429 with Retry-After above 2 concurrent "
+                "requests: most of the parallel requests are refused."
+            ),
+            overrides={"rate_limit_concurrency": 2, "retry_after": 2.0},
+        ),
+        Profile(
+            name="slow-network",
+            summary=(
+                "A far-away endpoint: 1.2 s added round trip and short answers, so network "
+                "latency dominates generation time and the speed-up shrinks."
+            ),
+            overrides={"rtt": 1.2, "answer_tokens": 40},
+        ),
+        Profile(
+            name="compute-bound",
+            summary=(
+                "Per-sequence cost dominates each step (a saturated or CPU-only server): "
+                "batching buys little, the speed-up is small."
+            ),
+            overrides={"t_base": 0.003, "t_seq": 0.0142},
+        ),
+    )
+}
+
+DEFAULT_PROFILE = "batching"

@@ -1,0 +1,122 @@
+"""The live engine loop of the built-in endpoint: the cost model driven by the wall clock.
+
+One asyncio task runs :class:`~splitdesk.sim.costmodel.BatchEngine` steps back to back.
+Each step is scheduled from the previous step's *scheduled* end (not from when the loop
+happened to wake up), so lateness does not accumulate; a step's token events are handed
+to each sequence's queue at the step's end. Times are ``time.perf_counter_ns()``: on Linux
+that is ``CLOCK_MONOTONIC``, shared by every process on the machine, so a client in
+another process can compare its arrival times with these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass, field
+
+from splitdesk.sim.costmodel import BatchEngine, Sequence
+from splitdesk.sim.params import SimParams
+
+# When the loop falls this far behind the schedule (an overloaded machine), restart the
+# schedule from now instead of emitting a burst of overdue steps.
+_RESYNC_NS = 50_000_000
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """Tokens a sequence emitted at the end of a step.
+
+    ``tokens``: how many (``tokens_per_step`` or fewer at the end); ``scheduled_ns``: the
+    step's scheduled end (perf_counter_ns); ``done``: this was the sequence's last event.
+    """
+
+    tokens: int
+    scheduled_ns: int
+    done: bool
+
+
+@dataclass(eq=False)
+class LiveSequence:
+    """A request inside the live engine; read its :class:`TokenEvent` s from ``queue``."""
+
+    seq: Sequence
+    queue: asyncio.Queue[TokenEvent] = field(default_factory=asyncio.Queue)
+
+
+class Scheduler:
+    """Continuous-batching engine loop for one server process.
+
+    :meth:`submit` a sequence, then read ``queue``; :meth:`cancel` frees its slot at once
+    (the client went away). Start with :meth:`start` inside the server's event loop and
+    stop with :meth:`stop`.
+    """
+
+    def __init__(self, params: SimParams) -> None:
+        self.params = params
+        self.engine = BatchEngine(params)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._keys = itertools.count()
+        self._live: dict[int, LiveSequence] = {}
+
+    def start(self) -> None:
+        """Start the engine task on the running loop."""
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="sim-engine")
+
+    async def stop(self) -> None:
+        """Stop the engine task."""
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    @property
+    def running(self) -> int:
+        """Sequences decoding now."""
+        return len(self.engine.running)
+
+    @property
+    def waiting(self) -> int:
+        """Sequences queued for a slot."""
+        return len(self.engine.waiting)
+
+    def submit(self, prompt_tokens: int, output_tokens: int) -> LiveSequence:
+        """Queue a sequence; it joins the batch at the next step boundary with a free slot."""
+        live = LiveSequence(Sequence(next(self._keys), prompt_tokens, output_tokens))
+        self._live[live.seq.key] = live
+        self.engine.add(live.seq)
+        self._wake.set()
+        return live
+
+    def cancel(self, live: LiveSequence) -> None:
+        """Remove ``live`` from the engine (no-op when it already finished)."""
+        self.engine.cancel(live.seq)
+        self._live.pop(live.seq.key, None)
+
+    async def _run(self) -> None:
+        loop_start: int | None = None
+        while True:
+            if self.engine.idle:
+                self._wake.clear()
+                await self._wake.wait()
+                loop_start = None
+            now = time.perf_counter_ns()
+            if loop_start is None or now - loop_start > _RESYNC_NS:
+                loop_start = now
+            step = self.engine.plan_step()
+            deadline = loop_start + int(step.duration * 1e9)
+            delay = (deadline - time.perf_counter_ns()) / 1e9
+            if delay > 0:
+                await asyncio.sleep(delay)
+            for em in self.engine.finish_step(step):
+                live = self._live.get(em.seq.key)
+                if live is None:
+                    continue
+                live.queue.put_nowait(TokenEvent(em.tokens, deadline, em.done))
+                if em.done:
+                    del self._live[em.seq.key]
+            loop_start = deadline

@@ -1,0 +1,418 @@
+"""The built-in endpoint's HTTP server: a Starlette app served by uvicorn.
+
+Routes (each dialect's wire format is documented in its module under ``sim/wire``):
+
+* ``GET /v1/models`` — the served model
+* ``POST /v1/chat/completions``, ``POST /v1/completions`` — OpenAI, streaming or not
+* ``GET /_splitdesk/trace/{id}`` — the emission log of one request (``x-request-id``)
+* ``GET /_splitdesk/info`` — parameters and load
+* ``POST /_splitdesk/predict`` — the cost model's TTFT/E2E for a plan of requests
+
+Every generation request goes through :meth:`SimServer.generate`: validate, wait half the
+simulated round trip, apply the rate limit, pick the answer's tokens, submit the sequence
+to the :class:`~splitdesk.sim.scheduler.Scheduler` and stream its token events, each
+delayed by the other half of the round trip. A client that disconnects frees its engine
+slot at once (Starlette cancels the stream; the response's ``finally`` cancels the
+sequence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import os
+import secrets
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from splitdesk import __version__
+from splitdesk.sim import textgen
+from splitdesk.sim.costmodel import PlannedRequest, predict
+from splitdesk.sim.emission_log import EmissionLog, RequestRecord
+from splitdesk.sim.params import SimParams
+from splitdesk.sim.prompts import read_prompt
+from splitdesk.sim.scheduler import LiveSequence, Scheduler
+from splitdesk.sim.wire.base import Dialect, GenRequest, Reply, WireError
+from splitdesk.sim.wire.openai import OpenAIChat, OpenAICompletions, openai_error
+
+#: Largest request body accepted (bytes); bigger ones get 413.
+MAX_BODY_BYTES = 2 * 1024 * 1024
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (OpenAIChat(), OpenAICompletions())}
+
+
+class _TrackedStream(StreamingResponse):
+    """A streaming response that always runs ``on_close`` when it ends, however it ends
+    (finished, client gone, server shutting down) — even if the body never started."""
+
+    def __init__(self, content: AsyncIterator[bytes], on_close: Callable[[], None], **kw: Any) -> None:
+        super().__init__(content, **kw)
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._on_close()
+
+
+async def read_json(request: Request) -> Any:
+    """The request's JSON body; 413 above :data:`MAX_BODY_BYTES`, 400 when not JSON."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise WireError(413, f"request body too large (limit {MAX_BODY_BYTES} bytes)")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise WireError(413, f"request body too large (limit {MAX_BODY_BYTES} bytes)")
+        parts.append(chunk)
+    try:
+        return json.loads(b"".join(parts))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WireError(
+            400, f"We could not parse the JSON body of your request ({exc})."
+        ) from None
+
+
+class SimServer:
+    """State of one built-in endpoint: parameters, engine, emission log, load counters."""
+
+    def __init__(self, params: SimParams, profile: str = "custom") -> None:
+        self.params = params
+        self.profile = profile
+        self.scheduler = Scheduler(params)
+        self.log = EmissionLog()
+        self.active = 0
+        self._ids = itertools.count(1)
+        self._id_salt = secrets.token_hex(3)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def new_id(self) -> str:
+        return f"sim-{self._id_salt}-{next(self._ids):06d}"
+
+    def reply_tokens(self, gen: GenRequest) -> tuple[list[str], str]:
+        """The tokens the simulated model answers ``gen`` with, and the finish reason
+        (``"stop"``, or ``"length"`` when ``max_tokens`` cut the answer)."""
+        p = self.params
+        reading = read_prompt(gen.prompt)
+        if reading.marker is None:
+            tokens = textgen.answer_tokens(reading.questions[0], gen.seed, p.answer_tokens, p.answer_spread)
+        else:
+            tokens = textgen.combined_tokens(
+                reading.questions,
+                gen.seed,
+                p.answer_tokens,
+                p.answer_spread,
+                p.combined_compression,
+                reading.marker,
+            )
+        if gen.max_tokens is not None and len(tokens) > gen.max_tokens:
+            return tokens[: gen.max_tokens], "length"
+        return tokens, "stop"
+
+    def _error(self, dialect: Dialect | None, err: WireError, request_id: str | None = None) -> Response:
+        headers = dict(err.headers)
+        if request_id:
+            headers["x-request-id"] = request_id
+        body = dialect.error(err) if dialect else openai_error(err)
+        return JSONResponse(body, status_code=err.status, headers=headers)
+
+    def _half_rtt(self) -> float:
+        return self.params.scaled(self.params.rtt) / 2
+
+    # -- generation ---------------------------------------------------------------------------
+    async def generate(self, request: Request, dialect: Dialect) -> Response:
+        """Serve one generation request in ``dialect``'s wire format."""
+        rid = self.new_id()
+        record = self.log.open(RequestRecord(rid, dialect.name, time.perf_counter_ns()))
+        try:
+            gen = dialect.parse(await read_json(request))
+            if gen.model != self.params.model:
+                raise WireError(
+                    404,
+                    f"The model `{gen.model}` does not exist; this server serves `{self.params.model}`.",
+                    param="model",
+                    code="model_not_found",
+                )
+        except WireError as err:
+            record.status = err.status
+            return self._error(dialect, err, rid)
+
+        half = self._half_rtt()
+        if half:
+            await asyncio.sleep(half)
+        limit = self.params.rate_limit_concurrency
+        if limit and self.active >= limit:
+            if half:
+                await asyncio.sleep(half)
+            record.status = 429
+            wait = self.params.scaled(self.params.retry_after)
+            return self._error(
+                dialect,
+                WireError(
+                    429,
+                    f"Rate limit reached: at most {limit} concurrent requests. "
+                    f"Please retry after {wait:g} s.",
+                    kind="rate_limit_error",
+                    code="rate_limit_exceeded",
+                    headers={"retry-after": str(max(1, math.ceil(wait)))},
+                ),
+                rid,
+            )
+
+        tokens, finish = self.reply_tokens(gen)
+        record.prompt_tokens = gen.prompt_tokens
+        reply = Reply(rid, gen.model, gen.prompt_tokens, gen.include_usage)
+        self.active += 1
+        live = self.scheduler.submit(gen.prompt_tokens, len(tokens))
+
+        def close() -> None:
+            self.scheduler.cancel(live)
+            self.active -= 1
+            if record.finish_reason is None:
+                record.disconnected = True
+
+        if not gen.stream:
+            try:
+                text = await self._collect(live, tokens, record, reply, half)
+            finally:
+                close()
+            record.finish_reason = finish
+            return JSONResponse(dialect.body(reply, text, finish), headers={"x-request-id": rid})
+
+        try:
+            if half:
+                await asyncio.sleep(half)
+        except BaseException:
+            close()
+            raise
+        return _TrackedStream(
+            self._stream(dialect, reply, tokens, finish, live, record, half),
+            close,
+            media_type=dialect.stream_media_type,
+            headers={"x-request-id": rid, "cache-control": "no-cache"},
+        )
+
+    async def _next_event_text(
+        self, live: LiveSequence, tokens: list[str], reply: Reply, half: float
+    ) -> tuple[str, int, int, bool]:
+        ev = await live.queue.get()
+        start = reply.output_tokens
+        reply.output_tokens += ev.tokens
+        if half:
+            wait = (ev.scheduled_ns - time.perf_counter_ns()) / 1e9 + half
+            if wait > 0:
+                await asyncio.sleep(wait)
+        return "".join(tokens[start : reply.output_tokens]), ev.tokens, ev.scheduled_ns, ev.done
+
+    async def _stream(
+        self,
+        dialect: Dialect,
+        reply: Reply,
+        tokens: list[str],
+        finish: str,
+        live: LiveSequence,
+        record: RequestRecord,
+        half: float,
+    ) -> AsyncIterator[bytes]:
+        record.headers_ns = time.perf_counter_ns()
+        for chunk in dialect.stream_start(reply):
+            yield chunk
+        done = False
+        while not done:
+            text, n, scheduled, done = await self._next_event_text(live, tokens, reply, half)
+            record.events.append([scheduled, time.perf_counter_ns(), n])
+            yield dialect.stream_tokens(reply, text, n)
+        record.output_tokens = reply.output_tokens
+        record.finish_reason = finish
+        for chunk in dialect.stream_end(reply, finish):
+            yield chunk
+
+    async def _collect(
+        self, live: LiveSequence, tokens: list[str], record: RequestRecord, reply: Reply, half: float
+    ) -> str:
+        parts: list[str] = []
+        done = False
+        while not done:
+            text, n, scheduled, done = await self._next_event_text(live, tokens, reply, half)
+            record.events.append([scheduled, time.perf_counter_ns(), n])
+            parts.append(text)
+        record.output_tokens = reply.output_tokens
+        return "".join(parts)
+
+    # -- other routes ---------------------------------------------------------------------------
+    async def models(self, request: Request) -> Response:
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [{"id": self.params.model, "object": "model", "created": 0, "owned_by": "splitdesk"}],
+            }
+        )
+
+    async def trace(self, request: Request) -> Response:
+        record = self.log.get(request.path_params["request_id"])
+        if record is None:
+            return self._error(None, WireError(404, "unknown request id (or dropped from the log)"))
+        return JSONResponse(record.to_json())
+
+    async def info(self, request: Request) -> Response:
+        return JSONResponse(
+            {
+                "server": "splitdesk-sim",
+                "version": __version__,
+                "profile": self.profile,
+                "params": self.params.model_dump(),
+                "running": self.scheduler.running,
+                "waiting": self.scheduler.waiting,
+                "active_requests": self.active,
+                "pid": os.getpid(),
+            }
+        )
+
+    async def predict(self, request: Request) -> Response:
+        """``{"requests": [{"send_s": 0.0, "api": "openai-chat", "body": {…}}, …]}`` →
+        ``{"predictions": [{"ttft_s", "e2e_s", "events", "output_tokens", "rejected"}, …]}``."""
+        try:
+            payload = await read_json(request)
+            items = payload.get("requests") if isinstance(payload, dict) else None
+            if not isinstance(items, list):
+                raise WireError(400, "'requests' must be a list")
+            plan: list[PlannedRequest] = []
+            lengths: list[int] = []
+            for i, item in enumerate(items):
+                if not isinstance(item, dict) or item.get("api") not in DIALECTS:
+                    raise WireError(400, f"requests[{i}] needs 'api' (one of {', '.join(DIALECTS)})")
+                gen = DIALECTS[item["api"]].parse(item.get("body"))
+                send_s = item.get("send_s", 0.0)
+                if not isinstance(send_s, int | float) or send_s < 0:
+                    raise WireError(400, f"requests[{i}].send_s must be a number >= 0")
+                tokens, _ = self.reply_tokens(gen)
+                lengths.append(len(tokens))
+                plan.append(PlannedRequest(float(send_s), gen.prompt_tokens, len(tokens)))
+        except WireError as err:
+            return self._error(None, err)
+        out = [
+            {
+                "ttft_s": p.ttft_s,
+                "e2e_s": p.e2e_s,
+                "events": p.events,
+                "output_tokens": n,
+                "rejected": p.rejected,
+            }
+            for p, n in zip(predict(self.params, plan), lengths, strict=True)
+        ]
+        return JSONResponse({"predictions": out})
+
+
+def create_app(params: SimParams, profile: str = "custom") -> Starlette:
+    """The Starlette app of a built-in endpoint with ``params`` (see module docstring)."""
+    sim = SimServer(params, profile)
+
+    def route(dialect: Dialect) -> Callable[[Request], Awaitable[Response]]:
+        async def handler(request: Request) -> Response:
+            return await sim.generate(request, dialect)
+
+        return handler
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        message = (
+            f"Unknown route {request.method} {request.url.path}"
+            if status in (404, 405)
+            else (exc.detail if isinstance(exc, HTTPException) else "internal error")
+        )
+        return JSONResponse(openai_error(WireError(status, message)), status_code=status)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        sim.scheduler.start()
+        try:
+            yield
+        finally:
+            await sim.scheduler.stop()
+
+    routes = [
+        Route("/v1/models", sim.models, methods=["GET"]),
+        Route("/v1/chat/completions", route(DIALECTS["openai-chat"]), methods=["POST"]),
+        Route("/v1/completions", route(DIALECTS["openai-completions"]), methods=["POST"]),
+        Route("/_splitdesk/trace/{request_id}", sim.trace, methods=["GET"]),
+        Route("/_splitdesk/info", sim.info, methods=["GET"]),
+        Route("/_splitdesk/predict", sim.predict, methods=["POST"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={404: not_found, 405: not_found},
+    )
+    app.state.sim = sim
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names only this machine."""
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+async def serve(
+    params: SimParams,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    profile: str = "custom",
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve a built-in endpoint until SIGINT/SIGTERM (uvicorn handles both).
+
+    Binds ``host:port`` (0 = a free port) before starting, then calls ``on_ready(url)``
+    once the server accepts connections. Raises ``OSError`` when the address is taken.
+    """
+    if not is_loopback(host):
+        print(
+            f"warning: serving on {host}: the simulator is reachable from the network",
+            file=sys.stderr,
+        )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(1024)
+    bound_port = sock.getsockname()[1]
+    url_host = f"[{host}]" if family == socket.AF_INET6 else host
+    config = uvicorn.Config(
+        create_app(params, profile),
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=1,
+        lifespan="on",
+        http="h11",
+        loop="asyncio",
+        backlog=1024,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            break
+        await asyncio.sleep(0.005)
+    if server.started and on_ready is not None:
+        on_ready(f"http://{url_host}:{bound_port}")
+    await task

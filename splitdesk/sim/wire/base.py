@@ -1,0 +1,186 @@
+"""What every API dialect of the built-in endpoint shares: the parsed request, errors, and
+the interface a dialect implements to format replies."""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from splitdesk.sim.textgen import count_prompt_tokens
+
+
+class WireError(Exception):
+    """A request the server refuses: HTTP ``status`` with ``message``.
+
+    ``kind`` is the error type the dialect names (OpenAI ``type``, e.g.
+    ``invalid_request_error``); ``param`` the offending field when known.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.kind = kind
+        self.param = param
+        self.code = code
+        self.headers = headers or {}
+
+
+@dataclass(frozen=True)
+class GenRequest:
+    """A generation request, whatever the dialect.
+
+    ``prompt``: the text the simulated model reads for questions (the last user turn);
+    ``prompt_tokens``: the whole prompt's length; ``max_tokens``: output cap or ``None``.
+    """
+
+    model: str
+    prompt: str
+    prompt_tokens: int
+    max_tokens: int | None
+    stream: bool
+    include_usage: bool = False
+    seed: int = 0
+
+
+@dataclass
+class Reply:
+    """Per-response state a dialect formats events with."""
+
+    id: str
+    model: str
+    prompt_tokens: int
+    include_usage: bool
+    created: int = field(default_factory=lambda: int(time.time()))
+    output_tokens: int = 0
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One SSE event (WHATWG HTML "server-sent events"); ``data`` is JSON-encoded unless str."""
+    payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+def ndjson(obj: Any) -> bytes:
+    """One newline-delimited JSON line."""
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def require_object(body: Any) -> dict[str, Any]:
+    """``body`` as a JSON object, or a 400 :class:`WireError`."""
+    if not isinstance(body, dict):
+        raise WireError(400, "the request body must be a JSON object")
+    return body
+
+
+def opt_int(body: dict[str, Any], key: str, minimum: int, default: int | None = None) -> int | None:
+    """Optional integer field ``key`` ≥ ``minimum``; 400 :class:`WireError` otherwise."""
+    value = body.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WireError(400, f"'{key}' must be an integer", param=key)
+    if value < minimum:
+        raise WireError(400, f"'{key}' must be >= {minimum}, got {value}", param=key)
+    return value
+
+
+def opt_bool(body: dict[str, Any], key: str, default: bool = False) -> bool:
+    """Optional boolean field ``key``; 400 :class:`WireError` for other types."""
+    value = body.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise WireError(400, f"'{key}' must be a boolean", param=key)
+    return value
+
+
+def req_str(body: dict[str, Any], key: str) -> str:
+    """Required non-empty string field ``key``; 400 :class:`WireError` otherwise."""
+    value = body.get(key)
+    if not isinstance(value, str) or not value:
+        raise WireError(400, f"'{key}' is required and must be a non-empty string", param=key)
+    return value
+
+
+def content_text(content: Any, where: str) -> str:
+    """Text of a message ``content``: a string, or a list of ``{"type": "text", "text": …}``
+    parts (OpenAI and Anthropic both allow both). 400 :class:`WireError` otherwise."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif isinstance(part, str):
+                texts.append(part)
+        return "\n".join(texts)
+    raise WireError(400, f"'{where}' must be a string or a list of text parts", param=where)
+
+
+def read_messages(messages: Any, system: str = "") -> tuple[str, int]:
+    """(last user turn's text, prompt tokens of all turns) from a chat ``messages`` list."""
+    if not isinstance(messages, list) or not messages:
+        raise WireError(400, "'messages' is required and must be a non-empty list", param="messages")
+    last_user = ""
+    total = count_prompt_tokens(system) if system else 0
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+            raise WireError(400, f"'messages[{i}]' must be an object with a 'role'", param="messages")
+        text = content_text(msg.get("content", ""), f"messages[{i}].content")
+        total += count_prompt_tokens(text) + 4
+        if msg["role"] == "user":
+            last_user = text
+    if not last_user:
+        raise WireError(400, "'messages' must contain a user message", param="messages")
+    return last_user, total
+
+
+class Dialect(ABC):
+    """How one API family shapes requests, streamed events, whole bodies and errors."""
+
+    #: name used by ``--api`` and in the emission log
+    name: str
+    #: media type of the streamed body
+    stream_media_type = "text/event-stream"
+
+    @abstractmethod
+    def parse(self, body: Any) -> GenRequest:
+        """Validate a request body; raises :class:`WireError` (4xx) when it is malformed."""
+
+    def stream_start(self, reply: Reply) -> list[bytes]:
+        """Events sent before the first token (role chunk, ``message_start`` …)."""
+        return []
+
+    @abstractmethod
+    def stream_tokens(self, reply: Reply, text: str, tokens: int) -> bytes:
+        """The event carrying ``text`` (``tokens`` tokens)."""
+
+    @abstractmethod
+    def stream_end(self, reply: Reply, finish_reason: str) -> list[bytes]:
+        """Events after the last token (finish, usage, terminator)."""
+
+    @abstractmethod
+    def body(self, reply: Reply, text: str, finish_reason: str) -> dict[str, Any]:
+        """The whole reply of a non-streaming request."""
+
+    @abstractmethod
+    def error(self, err: WireError) -> dict[str, Any]:
+        """The error body this dialect's clients expect."""
+
+    def stream_error(self, reply: Reply, message: str) -> bytes:
+        """An error reported inside a 200 stream."""
+        return sse({"error": {"message": message, "type": "server_error"}})
