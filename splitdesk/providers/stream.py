@@ -17,6 +17,7 @@ Anything else (HTML error pages from proxies, text) becomes a clear :class:`Requ
 from __future__ import annotations
 
 import codecs
+import contextlib
 import html
 import json
 import re
@@ -108,11 +109,12 @@ async def read_capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -
     """Up to ``limit`` bytes of the body as text (for error messages)."""
     parts: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= limit:
-            break
+    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+        async for chunk in reads:
+            parts.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
     return b"".join(parts)[:limit].decode("utf-8", errors="replace")
 
 
@@ -141,15 +143,14 @@ async def iter_deltas(
         return
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "application/json" or "html" in content_type:
-        async for delta in _whole_body(response, decoder, framing, content_type, clock):
+        frames = _whole_body(response, decoder, framing, content_type, clock)
+    elif framing == "ndjson":
+        frames = _ndjson(response, decoder, clock)
+    else:
+        frames = _sse(response, decoder, content_type, clock)
+    async with contextlib.aclosing(frames) as deltas:
+        async for delta in deltas:
             yield delta
-        return
-    if framing == "ndjson":
-        async for delta in _ndjson(response, decoder, clock):
-            yield delta
-        return
-    async for delta in _sse(response, decoder, content_type, clock):
-        yield delta
 
 
 async def _whole_body(
@@ -157,9 +158,10 @@ async def _whole_body(
 ) -> AsyncIterator[Delta]:
     parts: list[bytes] = []
     t_ns = clock()
-    async for chunk in response.aiter_bytes():
-        t_ns = clock()
-        parts.append(chunk)
+    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+        async for chunk in reads:
+            t_ns = clock()
+            parts.append(chunk)
     text = b"".join(parts).decode("utf-8", errors="replace")
     if is_html(content_type, text):
         yield _protocol(t_ns, f"expected a stream, got an HTML page: {html_title(text)}")
@@ -201,36 +203,38 @@ async def _sse(
     sse = SSEDecoder()
     done = False
     saw_event = False
-    t_ns = clock()
+    t_ns = end_ns = clock()
     head = ""
-    async for chunk in response.aiter_bytes():
-        t_ns = clock()
-        text = utf8.decode(chunk)
-        if not text:
-            continue
-        if len(head) < 200:
-            head += text[:200]
-        for line in lines.decode(text):
-            if line.startswith("error:"):
+    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+        async for chunk in reads:
+            if done:
+                continue  # after the terminator: read to the end so the connection closes cleanly
+            t_ns = clock()
+            text = utf8.decode(chunk)
+            if not text:
+                continue
+            if len(head) < 200:
+                head += text[:200]
+            for line in lines.decode(text):
+                if line.startswith("error:"):
+                    saw_event = True
+                    for delta in decoder.on_sse_error_field(line[6:].removeprefix(" "), t_ns):
+                        yield delta
+                        if isinstance(delta, ErrorDelta):
+                            return
+                    continue
+                event = sse.decode(line)
+                if event is None or not event.data:
+                    continue
                 saw_event = True
-                for delta in decoder.on_sse_error_field(line[6:].removeprefix(" "), t_ns):
+                if decoder.is_terminator(event.data):
+                    done = True
+                    end_ns = t_ns
+                    break
+                for delta in _decode(decoder, event.data, event.event, t_ns):
                     yield delta
                     if isinstance(delta, ErrorDelta):
                         return
-                continue
-            event = sse.decode(line)
-            if event is None or not event.data:
-                continue
-            saw_event = True
-            if decoder.is_terminator(event.data):
-                done = True
-                break
-            for delta in _decode(decoder, event.data, event.event, t_ns):
-                yield delta
-                if isinstance(delta, ErrorDelta):
-                    return
-        if done:
-            break
     if not done:
         # The body ended without a terminator: an event missing its blank line still counts.
         tail = utf8.decode(b"", final=True)
@@ -248,27 +252,28 @@ async def _sse(
             t_ns, f"expected an event stream, got {content_type or 'no content type'}: {_clip(head)}"
         )
         return
-    for delta in decoder.on_end(t_ns, done):
+    for delta in decoder.on_end(end_ns if done else t_ns, done):
         yield delta
 
 
 async def _ndjson(response: httpx.Response, decoder: StreamDecoder, clock: Clock) -> AsyncIterator[Delta]:
     buffer = b""
     t_ns = clock()
-    async for chunk in response.aiter_bytes():
-        t_ns = clock()
-        buffer += chunk
-        if b"\n" not in chunk:
-            continue
-        *complete, buffer = buffer.split(b"\n")
-        for raw in complete:
-            line = raw.decode("utf-8", errors="replace").strip()
-            if not line:
+    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+        async for chunk in reads:
+            t_ns = clock()
+            buffer += chunk
+            if b"\n" not in chunk:
                 continue
-            for delta in _decode(decoder, line, "", t_ns):
-                yield delta
-                if isinstance(delta, ErrorDelta):
-                    return
+            *complete, buffer = buffer.split(b"\n")
+            for raw in complete:
+                line = raw.decode("utf-8", errors="replace").strip()
+                if not line:
+                    continue
+                for delta in _decode(decoder, line, "", t_ns):
+                    yield delta
+                    if isinstance(delta, ErrorDelta):
+                        return
     line = buffer.decode("utf-8", errors="replace").strip()
     if line:
         for delta in _decode(decoder, line, "", t_ns):
