@@ -37,45 +37,101 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-APIS = ("openai-chat", "openai-completions", "openai-responses", "anthropic", "ollama-chat", "ollama-generate", "tgi")
+APIS = (
+    "openai-chat",
+    "openai-completions",
+    "openai-responses",
+    "anthropic",
+    "ollama-chat",
+    "ollama-generate",
+    "tgi",
+)
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``splitdesk bench`` (DESIGN.md, "The headless contract")."""
     from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES
 
-    p.add_argument("--endpoint", default="builtin", help="'builtin' (default) or the base URL the dialect's client takes")
-    p.add_argument("--api", default="openai-chat", choices=APIS, help="API dialect (default openai-chat)")
+    p.add_argument(
+        "--endpoint",
+        default="builtin",
+        help="'builtin' (default) or the base URL the dialect's client takes",
+    )
+    p.add_argument(
+        "--api", default="openai-chat", choices=APIS, help="API dialect (default openai-chat)"
+    )
     p.add_argument("--model", help="model name (default: the endpoint's only model)")
-    p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help="built-in endpoint profile")
+    p.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        choices=list(PROFILES),
+        help="built-in endpoint profile",
+    )
     p.add_argument(
         "--sim-param",
         action="append",
         default=[],
         metavar="NAME=V",
-        help="override a built-in endpoint parameter, e.g. speed=4 (repeatable; see splitdesk sim --help)",
+        help="override a built-in endpoint parameter, e.g. speed=4 "
+        "(repeatable; see splitdesk sim --help)",
     )
-    p.add_argument("-q", "--question", action="append", dest="questions", default=[], metavar="TEXT")
-    p.add_argument("--questions", dest="questions_file", metavar="FILE", help="question-set file (TOML or one per line)")
-    p.add_argument("--max-tokens", type=int, default=512, metavar="N", help="cap per answer (the combined request gets N × questions)")
+    p.add_argument(
+        "-q", "--question", action="append", dest="questions", default=[], metavar="TEXT"
+    )
+    p.add_argument(
+        "--questions",
+        dest="questions_file",
+        metavar="FILE",
+        help="question-set file (TOML or one per line)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=512,
+        metavar="N",
+        help="cap per answer (the combined request gets N × questions)",
+    )
     p.add_argument("--mode", default="all", choices=["combined", "parallel", "sequential", "all"])
-    p.add_argument("--repeat", type=int, default=1, metavar="K", help="run every mode K times (medians reported)")
-    p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the JSON document (- for stdout)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run every mode K times (medians reported)",
+    )
+    p.add_argument(
+        "--json", dest="json_path", metavar="PATH|-", help="write the JSON document (- for stdout)"
+    )
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
     p.add_argument("--temperature", type=float)
     p.add_argument("--seed", type=int)
-    p.add_argument("--read-timeout", type=float, default=300.0, metavar="S", help="longest silence between reads (s)")
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="longest silence between reads (s)",
+    )
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="S")
-    p.add_argument("--retry-429", type=int, default=0, metavar="N", help="retry a 429 up to N times")
+    p.add_argument(
+        "--retry-429", type=int, default=0, metavar="N", help="retry a 429 up to N times"
+    )
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", metavar="FILE", help="verify TLS with this CA bundle")
-    tls.add_argument("--insecure", action="store_true", help="do not verify TLS certificates (unsafe)")
+    tls.add_argument(
+        "--insecure", action="store_true", help="do not verify TLS certificates (unsafe)"
+    )
 
 
 def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Validate the bench options, run it, return the exit status."""
     from splitdesk.core.bench import BenchError, BenchOptions, run_bench
-    from splitdesk.core.questions import DEFAULT_SET, QuestionFileError, builtin_sets, load_question_set
+    from splitdesk.core.questions import (
+        DEFAULT_SET,
+        QuestionFileError,
+        builtin_sets,
+        load_question_set,
+    )
     from splitdesk.core.runner import Timeouts
     from splitdesk.providers import PROVIDERS
 

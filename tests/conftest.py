@@ -64,7 +64,9 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: Any) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: Any
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
     """Async GUI tests run on a qasync loop (Qt and asyncio share it); the others on a plain
     asyncio loop."""
     if _is_gui(item):

@@ -80,13 +80,18 @@ async def discover_model(endpoint: EndpointConfig) -> str:
     provider = get_provider(endpoint.api)
     call = provider.models_request(endpoint)
     try:
-        async with httpx.AsyncClient(timeout=10.0, verify=endpoint.verify, trust_env=True) as client:
-            response = await client.request(call.method, call.url, headers=call.headers, params=call.params)
+        async with httpx.AsyncClient(
+            timeout=10.0, verify=endpoint.verify, trust_env=True
+        ) as client:
+            response = await client.request(
+                call.method, call.url, headers=call.headers, params=call.params
+            )
             response.raise_for_status()
             models = provider.parse_models(response.json())
     except (httpx.HTTPError, ValueError) as exc:
         raise BenchError(
-            f"--model is required: could not list models at {redact(endpoint.base_url, endpoint.api_key)} "
+            "--model is required: could not list models at "
+            f"{redact(endpoint.base_url, endpoint.api_key)} "
             f"({redact(str(exc), endpoint.api_key)[:200]})"
         ) from None
     if len(models) != 1:
@@ -95,7 +100,9 @@ async def discover_model(endpoint: EndpointConfig) -> str:
     return models[0]
 
 
-async def _bench(opts: BenchOptions, endpoint: EndpointConfig, sim_root: str | None, err: TextIO) -> list[BenchRun]:
+async def _bench(
+    opts: BenchOptions, endpoint: EndpointConfig, sim_root: str | None, err: TextIO
+) -> list[BenchRun]:
     config = RunConfig(
         endpoint,
         temperature=opts.temperature,
@@ -111,7 +118,9 @@ async def _bench(opts: BenchOptions, endpoint: EndpointConfig, sim_root: str | N
             predicted = None
             if sim_root is not None:
                 try:
-                    preds = await predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
+                    preds = await predict_plan(
+                        sim_root, endpoint, plan, opts.temperature, opts.seed
+                    )
                     predicted = predicted_makespan(preds)
                 except httpx.HTTPError:
                     predicted = None
@@ -132,9 +141,18 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
     """The human summary: one line per mode (median over repeats) and the speed-up."""
     lines = []
     ep = doc["endpoint"]
-    lines.append(f"splitdesk bench · {ep['url']} · {ep['api']} · {ep['model']} · {len(doc['questions'])} questions")
-    labels = {"combined": "Combined request", "parallel": "Parallel requests", "sequential": "Sequential requests"}
-    lines.append(f"{'':22}{'latency':>10}  {'TTFT first/last':>17}  {'tokens':>7}  {'predicted':>9}")
+    lines.append(
+        f"splitdesk bench · {ep['url']} · {ep['api']} · {ep['model']} · "
+        f"{len(doc['questions'])} questions"
+    )
+    labels = {
+        "combined": "Combined request",
+        "parallel": "Parallel requests",
+        "sequential": "Sequential requests",
+    }
+    lines.append(
+        f"{'':22}{'latency':>10}  {'TTFT first/last':>17}  {'tokens':>7}  {'predicted':>9}"
+    )
     for mode in ("combined", "parallel", "sequential"):
         mine = [r for r in runs if r.mode == mode]
         if not mine:
@@ -145,15 +163,21 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
         pred = spread([r.predicted_wall_s for r in mine])
         est = "~" if any(r.metrics.tokens_estimated for r in mine) else ""
         ttft = f"{_fmt(min(ttfts) if ttfts else None, '')}/{_fmt(max(ttfts) if ttfts else None)}"
+        tokens = est + str(int(toks.median)) if toks else "—"
+        predicted = _fmt(pred.median if pred else None)
         rng = f" ({wall.min:.2f}–{wall.max:.2f})" if wall and wall.n > 1 else ""
         lines.append(
             f"{labels[mode] + ':':22}{_fmt(wall.median if wall else None):>10}  {ttft:>17}  "
-            f"{est + str(int(toks.median)) if toks else '—':>7}  {_fmt(pred.median if pred else None):>9}{rng}"
+            f"{tokens:>7}  {predicted:>9}{rng}"
         )
     s = doc["summary"]
     if s.get("speedup") is not None:
-        pred = f"   (cost model predicts {s['predicted_speedup']:.2f}×)" if s.get("predicted_speedup") else ""
-        lines.append(f"{'Speed-up factor:':22}{s['speedup']:>9.2f}×{pred}")
+        note = (
+            f"   (cost model predicts {s['predicted_speedup']:.2f}×)"
+            if s.get("predicted_speedup")
+            else ""
+        )
+        lines.append(f"{'Speed-up factor:':22}{s['speedup']:>9.2f}×{note}")
     comb = [r for r in runs if r.mode == "combined"]
     par = [r for r in runs if r.mode == "parallel"]
     if comb and par:
@@ -162,9 +186,13 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
         lines.append(f"{f'Answer {n} starts at:':22}{_fmt(c):>10} combined vs {_fmt(p)} parallel")
     failed = [(r, t) for r in runs for t in r.state.requests if t.outcome == "failed"]
     for r, t in failed[:5]:
-        lines.append(f"  ! {r.mode} request {t.req} failed: {t.error.message if t.error else 'unknown'}")
+        lines.append(
+            f"  ! {r.mode} request {t.req} failed: {t.error.message if t.error else 'unknown'}"
+        )
     if any(r.metrics.tokens_estimated for r in runs):
-        lines.append("  ~ token counts are estimates (events counted; the server reported no usage)")
+        lines.append(
+            "  ~ token counts are estimates (events counted; the server reported no usage)"
+        )
     if len(runs) <= 3:
         for r in runs:
             for t in r.state.requests:
@@ -179,11 +207,14 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
     return "\n".join(lines)
 
 
-def run_bench(opts: BenchOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the bench; returns the exit status (0 all succeeded, 1 some failed, 2 bad input).
 
-    Raises :class:`BenchError` for problems the user must fix before anything runs.
+    ``out``/``err`` default to the current ``sys.stdout``/``sys.stderr``. Raises
+    :class:`BenchError` for problems the user must fix before anything runs.
     """
+    out = out or sys.stdout
+    err = err or sys.stderr
     from splitdesk.sim.launcher import SimStartError, start_sim
 
     provider = get_provider(opts.api)
@@ -205,8 +236,10 @@ def run_bench(opts: BenchOptions, out: TextIO = sys.stdout, err: TextIO = sys.st
         async def main() -> tuple[EndpointConfig, list[BenchRun]]:
             ep = endpoint
             if not ep.model:
-                ep = EndpointConfig(ep.base_url, ep.api, await discover_model(ep), ep.api_key, verify=ep.verify)
-            return ep, await _bench(opts, ep, sim.url if sim else None, err)
+                ep = EndpointConfig(
+                    ep.base_url, ep.api, await discover_model(ep), ep.api_key, verify=ep.verify
+                )
+            return ep, await _bench(opts, ep, sim.url if sim else None, err or sys.stderr)
 
         try:
             endpoint, runs = asyncio.run(main())

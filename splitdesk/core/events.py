@@ -243,7 +243,9 @@ def event_from_json(data: dict[str, Any]) -> RunEvent:
     cls = EVENT_TYPES[data.pop("kind")]
     if isinstance(data.get("error"), dict):
         e = data["error"]
-        data["error"] = RequestError(ErrorKind(e["kind"]), e["message"], e.get("status"), e.get("retry_after_s"))
+        data["error"] = RequestError(
+            ErrorKind(e["kind"]), e["message"], e.get("status"), e.get("retry_after_s")
+        )
     for key in ("questions",):
         if isinstance(data.get(key), list):
             data[key] = tuple(data[key])

@@ -34,11 +34,13 @@ Per group of requests (combined / parallel / sequential):
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from splitdesk.core.events import Group
 from splitdesk.core.run_state import RequestTrace, RunState
 
 TokensSource = Literal["usage", "events"]
@@ -82,7 +84,8 @@ def request_metrics(trace: RequestTrace) -> RequestMetrics:
         raise ValueError(f"request {trace.req} was never sent")
     t0 = trace.t_send
     times = trace.event_times
-    itl = tuple(b - a for a, b in zip(times, times[1:], strict=False))
+    itl = tuple(b - a for a, b in itertools.pairwise(times))
+    source: TokensSource
     if trace.usage_output_tokens is not None:
         tokens, source = trace.usage_output_tokens, "usage"
     else:
@@ -109,7 +112,7 @@ def request_metrics(trace: RequestTrace) -> RequestMetrics:
         itl_s=itl,
         tpot_s=tpot,
         output_tokens=tokens,
-        tokens_source=source,  # type: ignore[arg-type]
+        tokens_source=source,
         decode_tok_s=decode_rate,
         sections=sections,
     )
@@ -152,7 +155,7 @@ def group_metrics(traces: Sequence[RequestTrace], group: str, n_questions: int) 
     makespan = None if end is None else end - origin
     per = [request_metrics(t) for t in sent]
     starts: dict[int, float] = {}
-    for trace, m in zip(sent, per, strict=True):
+    for trace in sent:
         if len(trace.questions) == 1 and trace.first_answer_t is not None:
             starts[trace.questions[0]] = trace.first_answer_t - origin
         for span in trace.sections.values():
@@ -196,8 +199,9 @@ def summarize(state: RunState) -> RunSummary:
     """Group metrics and speed-up of a run (groups present in ``state`` only)."""
     n = len(state.info.questions) if state.info else 0
     groups: dict[str, GroupMetrics] = {}
-    for name in ("combined", "parallel", "sequential"):
-        traces = state.group(name)  # type: ignore[arg-type]
+    names: tuple[Group, ...] = ("combined", "parallel", "sequential")
+    for name in names:
+        traces = state.group(name)
         if traces:
             groups[name] = group_metrics(traces, name, n)
     return RunSummary(groups, speedup(groups.get("combined"), groups.get("parallel")))

@@ -20,7 +20,14 @@ from splitdesk.core.events import Group
 from splitdesk.core.template import CombinedTemplate
 
 Mode = Literal["combined", "parallel", "sequential", "side-by-side", "one-after-another", "all"]
-MODES: tuple[Mode, ...] = ("combined", "parallel", "sequential", "side-by-side", "one-after-another", "all")
+MODES: tuple[Mode, ...] = (
+    "combined",
+    "parallel",
+    "sequential",
+    "side-by-side",
+    "one-after-another",
+    "all",
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,9 @@ def make_plan(
     combined = RequestSpec("combined", tuple(range(n)), template.render(questions), combined_cap)
 
     def singles(group: Group) -> tuple[RequestSpec, ...]:
-        return tuple(RequestSpec(group, (i,), q, max_tokens_per_answer) for i, q in enumerate(questions))
+        return tuple(
+            RequestSpec(group, (i,), q, max_tokens_per_answer) for i, q in enumerate(questions)
+        )
 
     if mode == "combined":
         phases: tuple[Phase, ...] = (Phase("combined", (combined,)),)

@@ -31,7 +31,9 @@ class PredictedRequest:
     rejected: bool
 
 
-async def _ask(client: httpx.AsyncClient, root: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _ask(
+    client: httpx.AsyncClient, root: str, items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     response = await client.post(f"{root}/_splitdesk/predict", json={"requests": items})
     response.raise_for_status()
     predictions: list[dict[str, Any]] = response.json()["predictions"]
@@ -63,13 +65,23 @@ async def predict_plan(
             if phase.sequential:
                 start = 0.0
                 for body in bodies:
-                    (p,) = await _ask(client, sim_root, [{"send_s": 0.0, "api": endpoint.api, "body": body}])
-                    out.append(PredictedRequest(start, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]))
+                    (p,) = await _ask(
+                        client, sim_root, [{"send_s": 0.0, "api": endpoint.api, "body": body}]
+                    )
+                    out.append(
+                        PredictedRequest(
+                            start, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]
+                        )
+                    )
                     start += p["e2e_s"]
             else:
                 items = [{"send_s": 0.0, "api": endpoint.api, "body": b} for b in bodies]
                 for p in await _ask(client, sim_root, items):
-                    out.append(PredictedRequest(0.0, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]))
+                    out.append(
+                        PredictedRequest(
+                            0.0, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]
+                        )
+                    )
     return out
 
 

@@ -116,7 +116,9 @@ def load_question_set(path: Path) -> QuestionSet:
     except (OSError, UnicodeDecodeError) as exc:
         raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
     try:
-        return parse_question_set(text, title=path.stem.replace("-", " ").replace("_", " ").capitalize())
+        return parse_question_set(
+            text, title=path.stem.replace("-", " ").replace("_", " ").capitalize()
+        )
     except QuestionFileError as exc:
         raise QuestionFileError(f"{path.name}: {exc}") from None
 

@@ -52,7 +52,8 @@ def request_json(trace: RequestTrace) -> dict[str, Any]:
         "reasoning_text": trace.reasoning_text,
         "event_times_s": [round(t - t0, 6) for t in trace.event_times],
         "sections": [
-            {"question": s.question, "start_s": _r(s.start_s), "end_s": _r(s.end_s)} for s in (m.sections if m else ())
+            {"question": s.question, "start_s": _r(s.start_s), "end_s": _r(s.end_s)}
+            for s in (m.sections if m else ())
         ],
         "error": trace.error.to_json() if trace.error else None,
         # additions
@@ -117,7 +118,9 @@ def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
     return out
 
 
-def bench_document(endpoint: dict[str, str], questions: list[str], runs: list[BenchRun]) -> dict[str, Any]:
+def bench_document(
+    endpoint: dict[str, str], questions: list[str], runs: list[BenchRun]
+) -> dict[str, Any]:
     """The whole JSON document of the bench contract."""
     return {
         "version": __version__,

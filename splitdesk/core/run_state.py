@@ -154,7 +154,7 @@ class RunState:
         for listener in list(self._listeners):
             listener(event)
 
-    def _apply(self, ev: RunEvent) -> None:  # noqa: C901 - one branch per event type
+    def _apply(self, ev: RunEvent) -> None:
         if isinstance(ev, TextReceived):  # the hot path first
             r = self.requests[ev.req]
             if ev.reasoning:

@@ -110,7 +110,9 @@ class RunConfig:
     warm_connections: bool = True
 
 
-_SECRET_QUERY_RE = re.compile(r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE)
+_SECRET_QUERY_RE = re.compile(
+    r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE
+)
 
 
 def redact(text: str, secret: str | None) -> str:
@@ -128,20 +130,26 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def classify_transport_error(exc: httpx.HTTPError, endpoint: EndpointConfig, read_timeout: float) -> RequestError:
+def classify_transport_error(
+    exc: httpx.HTTPError, endpoint: EndpointConfig, read_timeout: float
+) -> RequestError:
     """A one-line :class:`RequestError` for an httpx transport exception, saying what to do."""
     url = urlsplit(endpoint.base_url)
     where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
     cause = _root_cause(exc)
     if isinstance(exc, httpx.ConnectTimeout):
-        return RequestError(ErrorKind.TIMEOUT, f"could not connect to {where} in time — is the host reachable?")
+        return RequestError(
+            ErrorKind.TIMEOUT, f"could not connect to {where} in time — is the host reachable?"
+        )
     if isinstance(exc, httpx.ReadTimeout):
         return RequestError(
             ErrorKind.TIMEOUT,
             f"no data from {where} for {read_timeout:g} s (read timeout between events)",
         )
     if isinstance(exc, httpx.TimeoutException):
-        return RequestError(ErrorKind.TIMEOUT, f"timed out talking to {where} ({type(exc).__name__})")
+        return RequestError(
+            ErrorKind.TIMEOUT, f"timed out talking to {where} ({type(exc).__name__})"
+        )
     if isinstance(exc, httpx.ConnectError):
         if isinstance(cause, ssl.SSLError) or "SSL" in str(exc) or "certificate" in str(exc):
             return RequestError(
@@ -150,7 +158,9 @@ def classify_transport_error(exc: httpx.HTTPError, endpoint: EndpointConfig, rea
                 "or turn verification off for this endpoint if you trust it",
             )
         if isinstance(cause, socket.gaierror) or "Name or service not known" in str(exc):
-            return RequestError(ErrorKind.CONNECT, f"cannot resolve {url.hostname} — check the base URL")
+            return RequestError(
+                ErrorKind.CONNECT, f"cannot resolve {url.hostname} — check the base URL"
+            )
         return RequestError(
             ErrorKind.CONNECT,
             f"cannot connect to {where} ({cause.__class__.__name__}: {cause}) — "
@@ -163,7 +173,9 @@ def classify_transport_error(exc: httpx.HTTPError, endpoint: EndpointConfig, rea
             ErrorKind.PROTOCOL, f"{where} closed the connection mid-stream ({exc or 'no detail'})"
         )
     if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.NetworkError):
-        return RequestError(ErrorKind.PROTOCOL, f"connection to {where} was reset mid-stream ({cause})")
+        return RequestError(
+            ErrorKind.PROTOCOL, f"connection to {where} was reset mid-stream ({cause})"
+        )
     return RequestError(ErrorKind.PROTOCOL, f"{type(exc).__name__}: {exc}")
 
 
@@ -200,6 +212,7 @@ class Runner:
         self.provider: Provider = get_provider(config.endpoint.api)
         self._t0 = 0
         self._task: asyncio.Task[Any] | None = None
+        self._cancel_requested = False
         self._ended: set[int] = set()
 
     def _s(self, ns: int) -> float:
@@ -210,7 +223,9 @@ class Runner:
         return self._s(self.clock())
 
     def cancel(self) -> None:
-        """Stop the run: every stream ends now as ``stopped`` with its partial trace."""
+        """Stop the run: every stream ends now as ``stopped`` with its partial trace. Before
+        :meth:`run` starts, it makes the run stop at once."""
+        self._cancel_requested = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
@@ -237,12 +252,21 @@ class Runner:
         for p, phase in enumerate(plan.phases):
             for spec in phase.requests:
                 self.emit(
-                    RequestPlanned(0.0, index, spec.group, spec.questions, spec.prompt, p, spec.max_tokens)
+                    RequestPlanned(
+                        0.0, index, spec.group, spec.questions, spec.prompt, p, spec.max_tokens
+                    )
                 )
                 phase_of.append((p, spec))
                 index += 1
         stopped = False
-        limits = httpx.Limits(max_connections=max(16, len(specs) + 4), max_keepalive_connections=len(specs) + 4)
+        if self._cancel_requested:  # stopped before it began
+            for i in range(len(specs)):
+                self._end(i, self.now(), "stopped")
+            self.emit(RunEnded(self.now(), True))
+            return
+        limits = httpx.Limits(
+            max_connections=max(16, len(specs) + 4), max_keepalive_connections=len(specs) + 4
+        )
         try:
             async with httpx.AsyncClient(
                 http1=True,
@@ -310,7 +334,14 @@ class Runner:
 
         await asyncio.gather(*(one() for _ in range(n)))
 
-    def _end(self, i: int, t: float, outcome: str, finish: str | None = None, error: RequestError | None = None) -> None:
+    def _end(
+        self,
+        i: int,
+        t: float,
+        outcome: str,
+        finish: str | None = None,
+        error: RequestError | None = None,
+    ) -> None:
         if i in self._ended:
             return
         self._ended.add(i)
@@ -320,9 +351,15 @@ class Runner:
         self, client: httpx.AsyncClient, i: int, spec: RequestSpec, barrier: asyncio.Event | None
     ) -> None:
         ep = self.config.endpoint
-        params = GenParams(max_tokens=spec.max_tokens, temperature=self.config.temperature, seed=self.config.seed)
+        params = GenParams(
+            max_tokens=spec.max_tokens, temperature=self.config.temperature, seed=self.config.seed
+        )
         call = self.provider.build_request(ep, spec.prompt, params)
-        parser = SectionParser(len(spec.questions), self.config.marker) if spec.group == "combined" else None
+        parser = (
+            SectionParser(len(spec.questions), self.config.marker)
+            if spec.group == "combined"
+            else None
+        )
         last_text_t: float | None = None
 
         def build() -> tuple[httpx.Request, _HttpTrace]:
@@ -362,7 +399,9 @@ class Runner:
                                 else None,
                             )
                         )
-                        finish, error, last_text_t = await self._consume(response, i, parser, last_text_t)
+                        finish, error, last_text_t = await self._consume(
+                            response, i, parser, last_text_t
+                        )
                         t_end = self.now()  # the stream's end, before closing the response
                     finally:
                         await response.aclose()
@@ -370,15 +409,31 @@ class Runner:
                     error = classify_transport_error(exc, ep, self.config.timeouts.read)
                     t_end = self.now()
                 if error is not None:
-                    error = RequestError(error.kind, redact(error.message, ep.api_key), error.status, error.retry_after_s)
-                if error is not None and error.status == 429 and attempt < self.config.retry_429 and last_text_t is None:
-                    delay = error.retry_after_s if error.retry_after_s is not None else self.config.backoff_s * 2**attempt
+                    error = RequestError(
+                        error.kind,
+                        redact(error.message, ep.api_key),
+                        error.status,
+                        error.retry_after_s,
+                    )
+                if (
+                    error is not None
+                    and error.status == 429
+                    and attempt < self.config.retry_429
+                    and last_text_t is None
+                ):
+                    delay = (
+                        error.retry_after_s
+                        if error.retry_after_s is not None
+                        else self.config.backoff_s * 2**attempt
+                    )
                     attempt += 1
                     self.emit(RequestRetrying(t_end, i, attempt, delay, error))
                     await asyncio.sleep(delay)
                     continue
                 if parser is not None:
-                    self._sections(i, parser.finish(last_text_t if last_text_t is not None else t_end))
+                    self._sections(
+                        i, parser.finish(last_text_t if last_text_t is not None else t_end)
+                    )
                 self._end(i, t_end, "failed" if error else "done", finish, error)
                 return
         except asyncio.CancelledError:
@@ -390,7 +445,11 @@ class Runner:
             raise
 
     async def _consume(
-        self, response: httpx.Response, i: int, parser: SectionParser | None, last_text_t: float | None
+        self,
+        response: httpx.Response,
+        i: int,
+        parser: SectionParser | None,
+        last_text_t: float | None,
     ) -> tuple[str | None, RequestError | None, float | None]:
         """Emit the events of one response's stream; returns (finish reason, error, time of
         the last answer text)."""
@@ -407,7 +466,11 @@ class Runner:
                         if parser is not None:
                             self._sections(i, parser.feed(delta.text, t))
                 elif isinstance(delta, UsageDelta):
-                    self.emit(UsageReported(self._s(delta.t_ns), i, delta.output_tokens, delta.prompt_tokens))
+                    self.emit(
+                        UsageReported(
+                            self._s(delta.t_ns), i, delta.output_tokens, delta.prompt_tokens
+                        )
+                    )
                 elif isinstance(delta, FinishDelta):
                     finish = delta.reason
                 elif isinstance(delta, ToolCallDelta):
@@ -424,4 +487,3 @@ class Runner:
                 self.emit(SectionStarted(ev.t, i, ev.question, ev.offset, ev.body_offset))
             else:
                 self.emit(SectionEnded(ev.t, i, ev.question, ev.offset))
-

@@ -100,6 +100,9 @@ class SectionParser:
             raise ValueError("n_questions must be >= 1")
         self.n = n_questions
         self.words = marker_words(marker)
+        # Characters that may follow the number before the answer's body: the template
+        # marker's own suffix ("=>" in "Reply {k} =>") and the usual punctuation.
+        self._header_chars = set(":.)-–—*_# \t") | set(marker.split("{k}", 1)[-1])
         self.sections: dict[int, Section] = {}
         self.current: int | None = None
         self._strong_seen = False
@@ -189,7 +192,7 @@ class SectionParser:
 
     def _header_end(self, index: int) -> int:
         """Offset in the line just past the marker and its punctuation (``:``, ``**`` …)."""
-        while index < len(self._line) and self._line[index] in ":.)-–—*_# \t":
+        while index < len(self._line) and self._line[index] in self._header_chars:
             index += 1
         return index
 
@@ -218,7 +221,9 @@ class SectionParser:
             return None
         return 0, 0
 
-    def _start(self, k: int, strong: bool, header: int, t: float, events: list[SectionEvent]) -> None:
+    def _start(
+        self, k: int, strong: bool, header: int, t: float, events: list[SectionEvent]
+    ) -> None:
         """Open section ``k`` (1-based) whose marker ends ``header`` characters into the line."""
         self._decided = True
         q = k - 1

@@ -13,6 +13,7 @@ register the provider in :mod:`splitdesk.providers`.
 from __future__ import annotations
 
 import enum
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -43,7 +44,11 @@ class RequestError:
 
     def to_json(self) -> dict[str, Any]:
         """The ``error`` object of the bench contract."""
-        out: dict[str, Any] = {"kind": str(self.kind), "status": self.status, "message": self.message}
+        out: dict[str, Any] = {
+            "kind": str(self.kind),
+            "status": self.status,
+            "message": self.message,
+        }
         if self.retry_after_s is not None:
             out["retry_after_s"] = self.retry_after_s
         return out
@@ -209,7 +214,9 @@ class Provider(ABC):
 
     def models_request(self, endpoint: EndpointConfig) -> HttpCall:
         """The request listing the endpoint's models (``GET /v1/models`` by default)."""
-        return HttpCall("GET", endpoint.url("models"), self.auth_headers(endpoint), params=dict(endpoint.query))
+        return HttpCall(
+            "GET", endpoint.url("models"), self.auth_headers(endpoint), params=dict(endpoint.query)
+        )
 
     def parse_models(self, body: Any) -> list[str]:
         """Model ids from the :meth:`models_request` response body (OpenAI's list shape)."""
@@ -229,13 +236,12 @@ class Provider(ABC):
 def error_message(value: Any) -> str:
     """One-line text of an error payload in any common shape: a string, ``{"message": …}``,
     ``{"error": "…"}``, ``{"error": {"type", "message", "code"}}`` or a JSON string of those."""
-    import json
-
     if isinstance(value, str):
+        text: str = value
         try:
-            value = json.loads(value)
+            value = json.loads(text)
         except ValueError:
-            return value.strip()[:300]
+            return text.strip()[:300]
     if isinstance(value, dict):
         inner = value.get("error", value)
         if isinstance(inner, str):

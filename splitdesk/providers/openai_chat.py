@@ -127,7 +127,9 @@ class OpenAIChat(Provider):
             body["seed"] = params.seed
         headers = self.auth_headers(endpoint)
         headers["Accept"] = "text/event-stream" if params.stream else "application/json"
-        return HttpCall("POST", endpoint.url("chat/completions"), headers, body, dict(endpoint.query))
+        return HttpCall(
+            "POST", endpoint.url("chat/completions"), headers, body, dict(endpoint.query)
+        )
 
     def decoder(self) -> StreamDecoder:
         return ChatDecoder()

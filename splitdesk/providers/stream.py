@@ -22,8 +22,8 @@ import html
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, cast
 
 import httpx
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder  # stable since 0.4; see module doc
@@ -76,7 +76,9 @@ def _retry_after(headers: httpx.Headers) -> float | None:
         return None  # an HTTP date: rare for APIs; the message still says 429
 
 
-def http_error(status: int, reason: str, headers: httpx.Headers, body: str, host: str) -> RequestError:
+def http_error(
+    status: int, reason: str, headers: httpx.Headers, body: str, host: str
+) -> RequestError:
     """A :class:`RequestError` for an HTTP error status, with what to do next.
 
     The body is summarised (an HTML page by its title, JSON by its error message); it is
@@ -99,7 +101,9 @@ def http_error(status: int, reason: str, headers: httpx.Headers, body: str, host
     elif status == 404:
         hint = " — unknown model or wrong base URL; list the models to check"
     elif status == 429:
-        hint = f" — rate limited; retry after {retry:g} s" if retry is not None else " — rate limited"
+        hint = (
+            f" — rate limited; retry after {retry:g} s" if retry is not None else " — rate limited"
+        )
     elif status >= 500:
         hint = " — the server failed; try again later"
     return RequestError(ErrorKind.HTTP, _clip(f"HTTP {status}: {detail}{hint}", 300), status, retry)
@@ -109,13 +113,18 @@ async def read_capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -
     """Up to ``limit`` bytes of the body as text (for error messages)."""
     parts: list[bytes] = []
     size = 0
-    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+    async with contextlib.aclosing(_reads(response)) as reads:
         async for chunk in reads:
             parts.append(chunk)
             size += len(chunk)
             if size >= limit:
                 break
     return b"".join(parts)[:limit].decode("utf-8", errors="replace")
+
+
+def _reads(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body's reads, typed as the async generator httpx returns (to close it early)."""
+    return cast(AsyncGenerator[bytes, None], response.aiter_bytes())
 
 
 def _protocol(t_ns: int, message: str) -> ErrorDelta:
@@ -127,7 +136,7 @@ async def iter_deltas(
     decoder: StreamDecoder,
     framing: Framing,
     clock: Clock = time.perf_counter_ns,
-) -> AsyncIterator[Delta]:
+) -> AsyncGenerator[Delta, None]:
     """Deltas of ``response`` in arrival order, each stamped with its read's arrival time.
 
     HTTP errors, HTML pages and malformed frames end the iteration with one
@@ -138,7 +147,8 @@ async def iter_deltas(
     if response.status_code >= 400:
         body = await read_capped(response)
         yield ErrorDelta(
-            clock(), http_error(response.status_code, response.reason_phrase, response.headers, body, host)
+            clock(),
+            http_error(response.status_code, response.reason_phrase, response.headers, body, host),
         )
         return
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -154,11 +164,15 @@ async def iter_deltas(
 
 
 async def _whole_body(
-    response: httpx.Response, decoder: StreamDecoder, framing: Framing, content_type: str, clock: Clock
-) -> AsyncIterator[Delta]:
+    response: httpx.Response,
+    decoder: StreamDecoder,
+    framing: Framing,
+    content_type: str,
+    clock: Clock,
+) -> AsyncGenerator[Delta, None]:
     parts: list[bytes] = []
     t_ns = clock()
-    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+    async with contextlib.aclosing(_reads(response)) as reads:
         async for chunk in reads:
             t_ns = clock()
             parts.append(chunk)
@@ -197,7 +211,7 @@ def _decode(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> list[De
 
 async def _sse(
     response: httpx.Response, decoder: StreamDecoder, content_type: str, clock: Clock
-) -> AsyncIterator[Delta]:
+) -> AsyncGenerator[Delta, None]:
     utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
     lines = SSELineDecoder()
     sse = SSEDecoder()
@@ -205,7 +219,7 @@ async def _sse(
     saw_event = False
     t_ns = end_ns = clock()
     head = ""
-    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+    async with contextlib.aclosing(_reads(response)) as reads:
         async for chunk in reads:
             if done:
                 continue  # after the terminator: read to the end so the connection closes cleanly
@@ -249,17 +263,20 @@ async def _sse(
                         return
     if not saw_event and head.strip():
         yield _protocol(
-            t_ns, f"expected an event stream, got {content_type or 'no content type'}: {_clip(head)}"
+            t_ns,
+            f"expected an event stream, got {content_type or 'no content type'}: {_clip(head)}",
         )
         return
     for delta in decoder.on_end(end_ns if done else t_ns, done):
         yield delta
 
 
-async def _ndjson(response: httpx.Response, decoder: StreamDecoder, clock: Clock) -> AsyncIterator[Delta]:
+async def _ndjson(
+    response: httpx.Response, decoder: StreamDecoder, clock: Clock
+) -> AsyncGenerator[Delta, None]:
     buffer = b""
     t_ns = clock()
-    async with contextlib.aclosing(response.aiter_bytes()) as reads:
+    async with contextlib.aclosing(_reads(response)) as reads:
         async for chunk in reads:
             t_ns = clock()
             buffer += chunk

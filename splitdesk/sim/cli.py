@@ -17,20 +17,22 @@ import threading
 import time
 from typing import Any
 
-import pydantic
-
 from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES, SimParams
 from splitdesk.sim.server import serve
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``sim`` options to ``parser``."""
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default: loopback only)"
+    )
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
     parser.add_argument(
         "--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help="named parameter set"
     )
-    parser.add_argument("--list-profiles", action="store_true", help="describe the profiles and exit")
+    parser.add_argument(
+        "--list-profiles", action="store_true", help="describe the profiles and exit"
+    )
     group = parser.add_argument_group("cost model and text parameters (override the profile)")
     for name, info in SimParams.model_fields.items():
         kind = info.annotation if info.annotation in (int, float, str) else str
@@ -99,10 +101,9 @@ def run(args: argparse.Namespace) -> int:
         print(describe_profiles())
         return 0
     try:
-        params = SimParams.for_profile(args.profile, **param_overrides(args))
-    except pydantic.ValidationError as exc:
-        err = exc.errors()[0]
-        print(f"splitdesk sim: error: --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}", file=sys.stderr)
+        params = SimParams.checked(args.profile, param_overrides(args))
+    except ValueError as exc:
+        print(f"splitdesk sim: error: --{str(exc).replace('_', '-')}", file=sys.stderr)
         return 2
     _exit_when_orphaned(args.parent_pid, args.watch_stdin)
 
@@ -112,7 +113,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(serve(params, args.host, args.port, args.profile, on_ready=ready))
     except OSError as exc:
-        print(f"splitdesk sim: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"splitdesk sim: error: cannot listen on {args.host}:{args.port}: "
+            f"{exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         pass

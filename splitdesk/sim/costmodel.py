@@ -28,9 +28,7 @@ from dataclasses import dataclass, field
 from splitdesk.sim.params import SimParams
 
 
-def step_time(
-    params: SimParams, batch: int, context_tokens: int, prefill_tokens: int
-) -> float:
+def step_time(params: SimParams, batch: int, context_tokens: int, prefill_tokens: int) -> float:
     """Duration of one step in wall-clock seconds (before jitter).
 
     ``batch``: running sequences in the step; ``context_tokens``: Σ prompt + generated tokens
@@ -209,10 +207,9 @@ def predict(params: SimParams, plan: list[PlannedRequest]) -> list[Prediction]:
 
     def arrive(i: int, at: float) -> None:
         limit = params.rate_limit_concurrency
-        if limit:
-            if sum(1 for end in active_until.values() if end > at) >= limit:
-                rejected.add(i)
-                return
+        if limit and sum(1 for end in active_until.values() if end > at) >= limit:
+            rejected.add(i)
+            return
         active_until[i] = math.inf
         seq = Sequence(i, plan[i].prompt_tokens, plan[i].output_tokens)
         seqs[i] = seq

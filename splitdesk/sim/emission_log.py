@@ -43,7 +43,9 @@ class RequestRecord:
             "output_tokens": self.output_tokens,
             "finish_reason": self.finish_reason,
             "disconnected": self.disconnected,
-            "events": [{"scheduled_ns": s, "emitted_ns": e, "tokens": n} for s, e, n in self.events],
+            "events": [
+                {"scheduled_ns": s, "emitted_ns": e, "tokens": n} for s, e, n in self.events
+            ],
         }
 
 

@@ -13,6 +13,7 @@ connections; :func:`start_sim` waits for that line. The child exits when
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import queue
 import subprocess
@@ -50,7 +51,9 @@ class SimProcess:
     url: str
     process: subprocess.Popen[str]
     profile: str
-    stderr_tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
+    stderr_tail: collections.deque[str] = field(
+        default_factory=lambda: collections.deque(maxlen=40)
+    )
 
     @property
     def openai_base_url(self) -> str:
@@ -75,10 +78,8 @@ class SimProcess:
                 self.process.wait(timeout)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
     def __enter__(self) -> SimProcess:
         return self
@@ -115,10 +116,10 @@ def start_sim(
     """Start ``splitdesk sim`` as a child process and wait until it accepts connections.
 
     Blocks up to ``timeout`` seconds (call it from a worker thread in a GUI). Raises
-    :class:`SimStartError` when the child exits or stays silent, ``KeyError`` for an unknown
-    parameter name.
+    :class:`SimStartError` when the child exits or stays silent, ``ValueError`` (one line)
+    for an unknown profile or a bad parameter.
     """
-    SimParams.for_profile(profile, **(overrides or {}))  # validate before spawning
+    SimParams.checked(profile, overrides or {})  # validate before spawning
     args = [
         sys.executable,
         "-m",

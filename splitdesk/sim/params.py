@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class SimParams(BaseModel):
@@ -26,14 +26,14 @@ class SimParams(BaseModel):
 
     # -- continuous-batching cost model (seconds) ---------------------------------------
     t_base: float = Field(0.0172, ge=0, description="fixed cost of one decode step (s)")
-    t_seq: float = Field(
-        0.0002, ge=0, description="added step cost per running sequence (s)"
-    )
+    t_seq: float = Field(0.0002, ge=0, description="added step cost per running sequence (s)")
     t_ctx: float = Field(
         2e-7, ge=0, description="added step cost per context token held by running sequences (s)"
     )
     t_prefill: float = Field(
-        4e-5, ge=0, description="prefill cost per prompt token, paid in the step a sequence joins (s)"
+        4e-5,
+        ge=0,
+        description="prefill cost per prompt token, paid in the step a sequence joins (s)",
     )
     max_num_seqs: int = Field(
         64, ge=1, description="most sequences decoded in one step; the rest queue FIFO"
@@ -43,7 +43,10 @@ class SimParams(BaseModel):
     )
     seed: int = Field(0, description="seed of the step-time jitter")
     tokens_per_step: int = Field(
-        1, ge=1, le=16, description="tokens emitted per sequence per step, in one event (speculative decoding)"
+        1,
+        ge=1,
+        le=16,
+        description="tokens emitted per sequence per step, in one event (speculative decoding)",
     )
     speed: float = Field(
         1.0, gt=0, le=100, description="time scale: 2 makes every duration half as long"
@@ -78,6 +81,21 @@ class SimParams(BaseModel):
         values: dict[str, Any] = dict(PROFILES[name].overrides)
         values.update(overrides)
         return cls(**values)
+
+    @classmethod
+    def checked(cls, profile: str, overrides: dict[str, Any]) -> SimParams:
+        """Like :meth:`for_profile`, but every problem is a one-line ``ValueError``
+        (``unknown simulator parameter 'x'``, ``t_base: Input should be ≥ 0``)."""
+        for name in overrides:
+            if name not in cls.model_fields:
+                raise ValueError(f"unknown simulator parameter {name!r}")
+        try:
+            return cls.for_profile(profile, **overrides)
+        except KeyError as exc:
+            raise ValueError(str(exc.args[0])) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(f"{err['loc'][0]}: {err['msg']}") from None
 
     def scaled(self, seconds: float) -> float:
         """``seconds`` of model time as wall-clock seconds under :attr:`speed`."""

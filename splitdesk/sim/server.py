@@ -60,7 +60,9 @@ class _TrackedStream(StreamingResponse):
     """A streaming response that always runs ``on_close`` when it ends, however it ends
     (finished, client gone, server shutting down) — even if the body never started."""
 
-    def __init__(self, content: AsyncIterator[bytes], on_close: Callable[[], None], **kw: Any) -> None:
+    def __init__(
+        self, content: AsyncIterator[bytes], on_close: Callable[[], None], **kw: Any
+    ) -> None:
         super().__init__(content, **kw)
         self._on_close = on_close
 
@@ -86,9 +88,7 @@ async def read_json(request: Request) -> Any:
     try:
         return json.loads(b"".join(parts))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(
-            400, f"We could not parse the JSON body of your request ({exc})."
-        ) from None
+        raise WireError(400, f"We could not parse the JSON body of your request ({exc}).") from None
 
 
 class SimServer:
@@ -120,7 +120,9 @@ class SimServer:
         p = self.params
         reading = read_prompt(gen.prompt)
         if reading.marker is None:
-            tokens = textgen.answer_tokens(reading.questions[0], gen.seed, p.answer_tokens, p.answer_spread)
+            tokens = textgen.answer_tokens(
+                reading.questions[0], gen.seed, p.answer_tokens, p.answer_spread
+            )
         else:
             tokens = textgen.combined_tokens(
                 reading.questions,
@@ -134,7 +136,9 @@ class SimServer:
             return tokens[: gen.max_tokens], "length"
         return tokens, "stop"
 
-    def _error(self, dialect: Dialect | None, err: WireError, request_id: str | None = None) -> Response:
+    def _error(
+        self, dialect: Dialect | None, err: WireError, request_id: str | None = None
+    ) -> Response:
         headers = dict(err.headers)
         if request_id:
             headers["x-request-id"] = request_id
@@ -154,7 +158,8 @@ class SimServer:
             if gen.model != self.params.model:
                 raise WireError(
                     404,
-                    f"The model `{gen.model}` does not exist; this server serves `{self.params.model}`.",
+                    f"The model `{gen.model}` does not exist; "
+                    f"this server serves `{self.params.model}`.",
                     param="model",
                     code="model_not_found",
                 )
@@ -253,7 +258,12 @@ class SimServer:
             yield chunk
 
     async def _collect(
-        self, live: LiveSequence, tokens: list[str], record: RequestRecord, reply: Reply, half: float
+        self,
+        live: LiveSequence,
+        tokens: list[str],
+        record: RequestRecord,
+        reply: Reply,
+        half: float,
     ) -> str:
         parts: list[str] = []
         done = False
@@ -269,7 +279,14 @@ class SimServer:
         return JSONResponse(
             {
                 "object": "list",
-                "data": [{"id": self.params.model, "object": "model", "created": 0, "owned_by": "splitdesk"}],
+                "data": [
+                    {
+                        "id": self.params.model,
+                        "object": "model",
+                        "created": 0,
+                        "owned_by": "splitdesk",
+                    }
+                ],
             }
         )
 
@@ -305,7 +322,9 @@ class SimServer:
             lengths: list[int] = []
             for i, item in enumerate(items):
                 if not isinstance(item, dict) or item.get("api") not in DIALECTS:
-                    raise WireError(400, f"requests[{i}] needs 'api' (one of {', '.join(DIALECTS)})")
+                    raise WireError(
+                        400, f"requests[{i}] needs 'api' (one of {', '.join(DIALECTS)})"
+                    )
                 gen = DIALECTS[item["api"]].parse(item.get("body"))
                 send_s = item.get("send_s", 0.0)
                 if not isinstance(send_s, int | float) or send_s < 0:

@@ -109,7 +109,9 @@ def answer_text(question: str, seed: int, target_tokens: int) -> str:
     return " ".join(sentences)
 
 
-def answer_tokens(question: str, seed: int, mean: int, spread: float, scale: float = 1.0) -> list[str]:
+def answer_tokens(
+    question: str, seed: int, mean: int, spread: float, scale: float = 1.0
+) -> list[str]:
     """Tokens of the answer to ``question`` (length from :func:`answer_length` × ``scale``)."""
     target = max(8, round(answer_length(question, seed, mean, spread) * scale))
     return tokenize(answer_text(question, seed, target))

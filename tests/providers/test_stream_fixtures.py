@@ -33,9 +33,17 @@ SUPPORTED = [f for f in FIXTURES if StreamFixture.load(f).api in PROVIDERS]
 
 # What each expected error must say, as a user reads it (the fixture's `error` describes it).
 ERROR_CHECKS: dict[str, tuple[ErrorKind, int | None, list[str]]] = {
-    "17-llamacpp-nonstandard-error-field": (ErrorKind.SERVER, None, ["context size", "invalid_request_error"]),
+    "17-llamacpp-nonstandard-error-field": (
+        ErrorKind.SERVER,
+        None,
+        ["context size", "invalid_request_error"],
+    ),
     "27-html-504-from-reverse-proxy": (ErrorKind.HTTP, 504, ["504", "Gateway Time-out"]),
-    "31-anthropic-overloaded-error-midstream": (ErrorKind.SERVER, None, ["Overloaded", "overloaded_error"]),
+    "31-anthropic-overloaded-error-midstream": (
+        ErrorKind.SERVER,
+        None,
+        ["Overloaded", "overloaded_error"],
+    ),
     "38-ollama-midstream-error-object": (ErrorKind.SERVER, None, ["unknown error was encountered"]),
 }
 
@@ -88,17 +96,19 @@ async def decode(fx: StreamFixture, reads: list[bytes]) -> Decoded:
     tokens = None
     first = None
     error: ErrorDelta | None = None
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        async with client.stream("POST", "http://fixture.test/v1/x") as response:
-            async for d in iter_deltas(response, provider.decoder(), provider.framing, stream.clock):
-                if isinstance(d, TextDelta):
-                    (reasoning if d.reasoning else text).append(d.text)
-                    if first is None and d.text:
-                        first = d.t_ns
-                elif isinstance(d, UsageDelta) and d.output_tokens is not None:
-                    tokens = d.output_tokens
-                elif isinstance(d, ErrorDelta):
-                    error = d
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client,
+        client.stream("POST", "http://fixture.test/v1/x") as response,
+    ):
+        async for d in iter_deltas(response, provider.decoder(), provider.framing, stream.clock):
+            if isinstance(d, TextDelta):
+                (reasoning if d.reasoning else text).append(d.text)
+                if first is None and d.text:
+                    first = d.t_ns
+            elif isinstance(d, UsageDelta) and d.output_tokens is not None:
+                tokens = d.output_tokens
+            elif isinstance(d, ErrorDelta):
+                error = d
     return Decoded(
         "".join(text),
         "".join(reasoning),
@@ -154,7 +164,9 @@ async def test_fixture_as_recorded(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", SUPPORTED, ids=lambda p: p.stem)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_fixture_rechunked(path: Path, data: st.DataObject) -> None:
     import asyncio

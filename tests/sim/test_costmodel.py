@@ -8,9 +8,18 @@ from splitdesk.sim.costmodel import BatchEngine, PlannedRequest, Sequence, predi
 from splitdesk.sim.params import PROFILES, SimParams
 
 HAND = SimParams(
-    t_base=0.010, t_seq=0.002, t_ctx=0.0001, t_prefill=0.001, jitter=0, max_num_seqs=2, answer_tokens=10
+    t_base=0.010,
+    t_seq=0.002,
+    t_ctx=0.0001,
+    t_prefill=0.001,
+    jitter=0,
+    max_num_seqs=2,
+    answer_tokens=10,
 )
-PLAN = [PlannedRequest(0.0, prompt_tokens=10, output_tokens=3), PlannedRequest(0.015, prompt_tokens=20, output_tokens=2)]
+PLAN = [
+    PlannedRequest(0.0, prompt_tokens=10, output_tokens=3),
+    PlannedRequest(0.015, prompt_tokens=20, output_tokens=2),
+]
 
 
 def test_step_time_formula() -> None:
@@ -26,7 +35,8 @@ def test_two_requests_batched_worked_on_paper() -> None:
         0.010 + 0.002 + 0.0010 + 0.010 = 0.0230 → A token 1 (A TTFT 0.023)
     B arrives at 0.015, mid-step: it waits for the step boundary.
     step 1 [0.023, 0.0601]: B admitted; batch 2, ctx 11 + 20 = 31, prefill 20:
-        0.010 + 0.004 + 0.0031 + 0.020 = 0.0371 → A token 2, B token 1 (B TTFT 0.0601 − 0.015 = 0.0451)
+        0.010 + 0.004 + 0.0031 + 0.020 = 0.0371 → A token 2, B token 1
+        (B TTFT 0.0601 − 0.015 = 0.0451)
     step 2 [0.0601, 0.0774]: batch 2, ctx 12 + 21 = 33:
         0.010 + 0.004 + 0.0033 = 0.0173 → A token 3 (A E2E 0.0774), B token 2 (B E2E 0.0624)
     """
@@ -100,9 +110,10 @@ def test_jitter_is_seeded() -> None:
 
 def test_profiles_tell_their_story() -> None:
     """Predicted speed-ups for 5 questions of ~120 tokens: each profile shows its point."""
+
     def ratio(name: str) -> float:
         p = SimParams.for_profile(name, jitter=0)
-        n, lengths = 5, [96, 108, 120, 132, 144]
+        lengths = [96, 108, 120, 132, 144]
         combined = predict(p, [PlannedRequest(0, 150, sum(lengths) + 25)])[0].e2e_s
         parallel = max(x.e2e_s for x in predict(p, [PlannedRequest(0, 12, n) for n in lengths]))
         return combined / parallel
@@ -111,11 +122,17 @@ def test_profiles_tell_their_story() -> None:
     assert ratio("single-slot") < 1.2
     assert ratio("compute-bound") < 1.6
     assert ratio("slow-network") < ratio("batching")
-    assert set(PROFILES) == {"batching", "single-slot", "rate-limited", "slow-network", "compute-bound"}
+    assert set(PROFILES) == {
+        "batching",
+        "single-slot",
+        "rate-limited",
+        "slow-network",
+        "compute-bound",
+    }
 
 
 def test_bad_parameters_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="greater than or equal to 0"):
         SimParams(t_base=-1)
     with pytest.raises(KeyError):
         SimParams.for_profile("nope")

@@ -49,7 +49,11 @@ async def test_batching_speedup_matches_prediction(sim_batching: Any) -> None:
             m = request_metrics(trace)
             assert m.ttft_s is not None and pred.ttft_s is not None
             assert within(m.ttft_s, pred.ttft_s), (trace.req, m.ttft_s, pred.ttft_s)
-            assert m.e2e_s is not None and within(m.e2e_s, pred.e2e_s), (trace.req, m.e2e_s, pred.e2e_s)
+            assert m.e2e_s is not None and within(m.e2e_s, pred.e2e_s), (
+                trace.req,
+                m.e2e_s,
+                pred.e2e_s,
+            )
             assert m.output_tokens == pred.output_tokens
     # The combined reply holds all five answers, found by the section parser, in order.
     sections = combined.requests[0].sections
@@ -61,7 +65,7 @@ async def test_batching_speedup_matches_prediction(sim_batching: Any) -> None:
 
 @pytest.mark.asyncio
 async def test_single_slot_gives_no_speedup(sim_single_slot: Any) -> None:
-    combined, pc = await measure(sim_single_slot, "combined")
+    combined, _ = await measure(sim_single_slot, "combined")
     parallel, pp = await measure(sim_single_slot, "parallel")
     c = group_metrics(combined.requests, "combined", 5)
     p = group_metrics(parallel.requests, "parallel", 5)

@@ -18,7 +18,9 @@ MODEL = "splitdesk-sim"
 
 @pytest.mark.asyncio
 async def test_openai_sdk_streams_chat_with_usage(sim_batching: Any) -> None:
-    async with openai.AsyncOpenAI(base_url=sim_batching.openai_base_url, api_key="unused") as client:
+    async with openai.AsyncOpenAI(
+        base_url=sim_batching.openai_base_url, api_key="unused"
+    ) as client:
         stream = await client.chat.completions.create(
             model=MODEL,
             messages=[{"role": "user", "content": "Why is the sky blue?"}],
@@ -39,13 +41,21 @@ async def test_openai_sdk_streams_chat_with_usage(sim_batching: Any) -> None:
 
 @pytest.mark.asyncio
 async def test_openai_sdk_completions_and_non_streaming(sim_batching: Any) -> None:
-    async with openai.AsyncOpenAI(base_url=sim_batching.openai_base_url, api_key="unused") as client:
+    async with openai.AsyncOpenAI(
+        base_url=sim_batching.openai_base_url, api_key="unused"
+    ) as client:
         stream = await client.completions.create(
-            model=MODEL, prompt="How do vaccines work?", stream=True, max_tokens=12, stream_options={"include_usage": True}
+            model=MODEL,
+            prompt="How do vaccines work?",
+            stream=True,
+            max_tokens=12,
+            stream_options={"include_usage": True},
         )
         chunks = [c async for c in stream]
         whole = await client.chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "How do vaccines work?"}], max_tokens=12
+            model=MODEL,
+            messages=[{"role": "user", "content": "How do vaccines work?"}],
+            max_tokens=12,
         )
     streamed = "".join(c.choices[0].text for c in chunks if c.choices)
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 12
@@ -57,7 +67,9 @@ async def test_openai_sdk_completions_and_non_streaming(sim_batching: Any) -> No
 
 @pytest.mark.asyncio
 async def test_openai_sdk_gets_rate_limit_error(sim_rate_limited: Any) -> None:
-    async with openai.AsyncOpenAI(base_url=sim_rate_limited.openai_base_url, api_key="unused", max_retries=0) as client:
+    async with openai.AsyncOpenAI(
+        base_url=sim_rate_limited.openai_base_url, api_key="unused", max_retries=0
+    ) as client:
 
         async def ask(i: int) -> Any:
             return await client.chat.completions.create(
@@ -77,12 +89,26 @@ async def test_openai_sdk_gets_rate_limit_error(sim_rate_limited: Any) -> None:
 BAD_REQUESTS = [
     ("invalid JSON", "/v1/chat/completions", b"{not json", 400, "parse the JSON"),
     ("not an object", "/v1/chat/completions", b"[1, 2]", 400, "JSON object"),
-    ("missing messages", "/v1/chat/completions", json.dumps({"model": MODEL}).encode(), 400, "messages"),
-    ("empty messages", "/v1/chat/completions", json.dumps({"model": MODEL, "messages": []}).encode(), 400, "messages"),
+    (
+        "missing messages",
+        "/v1/chat/completions",
+        json.dumps({"model": MODEL}).encode(),
+        400,
+        "messages",
+    ),
+    (
+        "empty messages",
+        "/v1/chat/completions",
+        json.dumps({"model": MODEL, "messages": []}).encode(),
+        400,
+        "messages",
+    ),
     (
         "negative max_tokens",
         "/v1/chat/completions",
-        json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": -5}).encode(),
+        json.dumps(
+            {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": -5}
+        ).encode(),
         400,
         "max_tokens",
     ),
@@ -94,18 +120,28 @@ BAD_REQUESTS = [
         404,
         "gpt-9",
     ),
-    ("huge body", "/v1/chat/completions", b'{"x": "' + b"a" * (3 * 1024 * 1024) + b'"}', 413, "too large"),
+    (
+        "huge body",
+        "/v1/chat/completions",
+        b'{"x": "' + b"a" * (3 * 1024 * 1024) + b'"}',
+        413,
+        "too large",
+    ),
     ("unknown route", "/v1/nothing-here", b"{}", 404, "Unknown route"),
 ]
 
 
-@pytest.mark.parametrize(("case", "path", "body", "status", "words"), BAD_REQUESTS, ids=[c[0] for c in BAD_REQUESTS])
+@pytest.mark.parametrize(
+    ("case", "path", "body", "status", "words"), BAD_REQUESTS, ids=[c[0] for c in BAD_REQUESTS]
+)
 @pytest.mark.asyncio
 async def test_bad_input_gets_openai_shaped_4xx(
     sim_batching: Any, case: str, path: str, body: bytes, status: int, words: str
 ) -> None:
     async with httpx.AsyncClient(base_url=sim_batching.url, timeout=10) as client:
-        response = await client.post(path, content=body, headers={"content-type": "application/json"})
+        response = await client.post(
+            path, content=body, headers={"content-type": "application/json"}
+        )
         assert response.status_code == status
         error = response.json()["error"]
         assert words in error["message"]
@@ -117,7 +153,12 @@ async def test_bad_input_gets_openai_shaped_4xx(
 
 @pytest.mark.asyncio
 async def test_emission_log_matches_the_stream(sim_batching: Any) -> None:
-    body = {"model": MODEL, "messages": [{"role": "user", "content": "Why?"}], "stream": True, "max_tokens": 15}
+    body = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Why?"}],
+        "stream": True,
+        "max_tokens": 15,
+    }
     async with httpx.AsyncClient(base_url=sim_batching.url, timeout=10) as client:
         async with client.stream("POST", "/v1/chat/completions", json=body) as response:
             rid = response.headers["x-request-id"]
@@ -134,9 +175,15 @@ async def test_emission_log_matches_the_stream(sim_batching: Any) -> None:
 @pytest.mark.asyncio
 async def test_disconnect_mid_stream_frees_the_slot() -> None:
     """One slot: a client that walks away mid-answer must not delay the next request."""
-    sim = await asyncio.to_thread(start_sim, "single-slot", {"speed": 4, "answer_tokens": 400, "jitter": 0})
+    sim = await asyncio.to_thread(
+        start_sim, "single-slot", {"speed": 4, "answer_tokens": 400, "jitter": 0}
+    )
     try:
-        body = {"model": MODEL, "messages": [{"role": "user", "content": "Long one?"}], "stream": True}
+        body = {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": "Long one?"}],
+            "stream": True,
+        }
         async with httpx.AsyncClient(base_url=sim.url, timeout=10) as client:
             async with client.stream("POST", "/v1/chat/completions", json=body) as response:
                 rid = response.headers["x-request-id"]
@@ -147,7 +194,11 @@ async def test_disconnect_mid_stream_frees_the_slot() -> None:
                         break
             loop = asyncio.get_running_loop()
             t0 = loop.time()
-            short = {"model": MODEL, "messages": [{"role": "user", "content": "Short?"}], "max_tokens": 5}
+            short = {
+                "model": MODEL,
+                "messages": [{"role": "user", "content": "Short?"}],
+                "max_tokens": 5,
+            }
             second = await client.post("/v1/chat/completions", json=short)
             elapsed = loop.time() - t0
             first = (await client.get(f"/_splitdesk/trace/{rid}")).json()

@@ -68,7 +68,11 @@ class Reply:
 
 def sse(data: Any, event: str | None = None) -> bytes:
     """One SSE event (WHATWG HTML "server-sent events"); ``data`` is JSON-encoded unless str."""
-    payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    payload = (
+        data
+        if isinstance(data, str)
+        else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    )
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode()
 
@@ -134,12 +138,16 @@ def content_text(content: Any, where: str) -> str:
 def read_messages(messages: Any, system: str = "") -> tuple[str, int]:
     """(last user turn's text, prompt tokens of all turns) from a chat ``messages`` list."""
     if not isinstance(messages, list) or not messages:
-        raise WireError(400, "'messages' is required and must be a non-empty list", param="messages")
+        raise WireError(
+            400, "'messages' is required and must be a non-empty list", param="messages"
+        )
     last_user = ""
     total = count_prompt_tokens(system) if system else 0
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
-            raise WireError(400, f"'messages[{i}]' must be an object with a 'role'", param="messages")
+            raise WireError(
+                400, f"'messages[{i}]' must be an object with a 'role'", param="messages"
+            )
         text = content_text(msg.get("content", ""), f"messages[{i}].content")
         total += count_prompt_tokens(text) + 4
         if msg["role"] == "user":

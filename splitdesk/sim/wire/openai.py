@@ -53,7 +53,9 @@ def _max_tokens(body: dict[str, Any]) -> int | None:
 
 def openai_error(err: WireError) -> dict[str, Any]:
     """OpenAI's error body: ``{"error": {"message", "type", "param", "code"}}``."""
-    return {"error": {"message": err.message, "type": err.kind, "param": err.param, "code": err.code}}
+    return {
+        "error": {"message": err.message, "type": err.kind, "param": err.param, "code": err.code}
+    }
 
 
 class OpenAIChat(Dialect):
@@ -148,7 +150,9 @@ class OpenAICompletions(Dialect):
         if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
             prompt = prompt[0]
         if not isinstance(prompt, str) or not prompt:
-            raise WireError(400, "'prompt' is required and must be a non-empty string", param="prompt")
+            raise WireError(
+                400, "'prompt' is required and must be a non-empty string", param="prompt"
+            )
         stream, include_usage = _stream_flags(body)
         return GenRequest(
             model=model,
@@ -199,7 +203,9 @@ class OpenAICompletions(Dialect):
             "object": "text_completion",
             "created": reply.created,
             "model": reply.model,
-            "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish_reason}],
+            "choices": [
+                {"text": text, "index": 0, "logprobs": None, "finish_reason": finish_reason}
+            ],
             "usage": _usage(reply),
         }
 

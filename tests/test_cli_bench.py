@@ -1,0 +1,111 @@
+"""``splitdesk bench`` end to end: the built-in endpoint in a child process, real loopback
+HTTP, the JSON contract, exit statuses and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from bench_contract import BenchDocument
+from splitdesk.cli import main
+
+
+def bench(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    code = main(["bench", *args, "--json", "-"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_batching_speedup_matches_the_cost_model(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, table = bench(["--mode", "all", "--sim-param", "speed=4"], capsys)
+    assert code == 0
+    parsed = BenchDocument.model_validate(doc)
+    assert [r.mode for r in parsed.runs] == ["combined", "parallel", "sequential"]
+    s = doc["summary"]
+    assert s["speedup"] >= 4.0
+    assert abs(s["speedup"] - s["predicted_speedup"]) <= 0.10 * s["predicted_speedup"]
+    combined = parsed.runs[0].requests[0]
+    assert [x.question for x in combined.sections] == [0, 1, 2, 3, 4]
+    assert combined.tokens_source == "usage" and combined.output_tokens > 500
+    assert all(
+        r.ttft_s is not None and r.error is None for run in parsed.runs for r in run.requests
+    )
+    assert parsed.runs[0].wall_s == s["combined_wall_s"]
+    for line in (
+        "Combined request:",
+        "Parallel requests:",
+        "Speed-up factor:",
+        "Answer 5 starts at:",
+    ):
+        assert line in table
+
+
+def test_single_slot_has_no_speedup(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, _ = bench(
+        [
+            "--profile",
+            "single-slot",
+            "--mode",
+            "all",
+            "--sim-param",
+            "speed=4",
+            "--max-tokens",
+            "80",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert doc["summary"]["speedup"] <= 1.2
+
+
+def test_failed_requests_exit_1_and_still_write_json(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, doc, _ = bench(
+        [
+            "--endpoint",
+            f"http://127.0.0.1:{port}/v1",
+            "--model",
+            "m",
+            "--mode",
+            "parallel",
+            "-q",
+            "a",
+            "-q",
+            "b",
+        ],
+        capsys,
+    )
+    assert code == 1
+    errors = [r["error"] for r in doc["runs"][0]["requests"]]
+    assert [e["kind"] for e in errors] == ["connect", "connect"]
+    BenchDocument.model_validate(doc)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--nope"], "unrecognized arguments: --nope"),
+        (["--mode", "sideways"], "invalid choice"),
+        (["--endpoint", "ftp://x"], "expected 'builtin' or an http(s):// URL"),
+        (["--repeat", "0"], "--repeat must be >= 1"),
+        (["--questions", "/no/such/file.toml"], "cannot read"),
+        (["--sim-param", "warp=9"], "unknown simulator parameter"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(args: list[str], words: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
