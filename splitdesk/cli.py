@@ -24,6 +24,23 @@ def build_parser() -> argparse.ArgumentParser:
     from splitdesk.sim import cli as sim_cli
 
     parser = _Parser(prog="splitdesk", description=__doc__.splitlines()[0])
+    gui = parser.add_argument_group("window options (when no command is given)")
+    gui.add_argument("--run", action="store_true", help="press Run once the window is up")
+    gui.add_argument(
+        "--screenshot", metavar="PATH", help="save the window as PNG when that run has finished"
+    )
+    gui.add_argument(
+        "--quit", action="store_true", help="close the app after the run (and screenshot)"
+    )
+    gui.add_argument("--theme", choices=["dark", "light"], help="colour theme")
+    gui.add_argument("--scale", type=float, help="text size factor, e.g. 1.5 for a projector")
+    gui.add_argument(
+        "--profile",
+        dest="gui_profile",
+        metavar="NAME",
+        help="use the built-in endpoint with this profile",
+    )
+    gui.add_argument("--speed", type=float, help="built-in endpoint speed factor")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sim = sub.add_parser("sim", help="serve the built-in endpoint alone")
     sim_cli.add_arguments(sim)
@@ -41,6 +58,7 @@ APIS = (
     "openai-chat",
     "openai-completions",
     "openai-responses",
+    "azure-openai",
     "anthropic",
     "ollama-chat",
     "ollama-generate",
@@ -201,8 +219,32 @@ def main(argv: list[str] | None = None) -> int:
         return sim_cli.run(args)
     if args.command == "bench":
         return run_bench_command(args, parser)
-    parser.print_help()
-    return 0
+    return run_gui_command(args, parser)
+
+
+def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Open the window (imports Qt only now)."""
+    from splitdesk.sim.params import PROFILES
+
+    if args.gui_profile and args.gui_profile not in PROFILES:
+        parser.error(f"--profile {args.gui_profile}: unknown (known: {', '.join(PROFILES)})")
+    if args.scale is not None and not 0.6 <= args.scale <= 3.0:
+        parser.error("--scale must be between 0.6 and 3")
+    if args.speed is not None and not 0 < args.speed <= 100:
+        parser.error("--speed must be in (0, 100]")
+    from splitdesk.app import GuiOptions, run_gui
+
+    return run_gui(
+        GuiOptions(
+            run=args.run or args.screenshot is not None,
+            screenshot=Path(args.screenshot) if args.screenshot else None,
+            quit=args.quit,
+            theme=args.theme,
+            scale=args.scale,
+            profile=args.gui_profile,
+            speed=args.speed,
+        )
+    )
 
 
 if __name__ == "__main__":

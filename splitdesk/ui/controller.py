@@ -1,0 +1,226 @@
+"""The run controller: the one object between the window and the engine.
+
+It owns the :class:`~splitdesk.core.engine.EngineThread` (network work off the GUI
+thread), the built-in endpoint's child process (started when chosen, restarted when its
+profile or speed changes, stopped on exit) and the current run. It drains the run's
+events on a frame timer into a :class:`~splitdesk.core.run_state.RunState`, which the
+views observe. The controller never measures anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+import httpx
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.engine import EngineThread, LiveRun
+from splitdesk.core.plans import Mode, RunPlan, make_plan
+from splitdesk.core.predict import PredictedRequest, predict_plan
+from splitdesk.core.run_state import RunState
+from splitdesk.core.runner import RunConfig, Timeouts
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.providers import get_provider
+from splitdesk.providers.base import EndpointConfig
+from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
+from splitdesk.ui.tasks import spawn
+
+log = logging.getLogger(__name__)
+
+#: How often the GUI takes the engine's events (ms). Views repaint on their own throttles.
+DRAIN_MS = 16
+
+
+class ControllerError(Exception):
+    """A run could not start; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a run needs from the window."""
+
+    endpoint: EndpointSettings
+    api_key: str | None
+    questions: list[str]
+    template: CombinedTemplate
+    mode: Mode
+    with_sequential: bool = False
+
+
+class RunController(QObject):
+    """Starts, stops and feeds runs.
+
+    Signals:
+        runStarted(object): a new run's :class:`RunState` (views bind to it).
+        runFinished(object): the run's :class:`RunState` once its last event is applied.
+        predictionsReady(object): ``list[PredictedRequest]`` for the current run (built-in
+            endpoint only), seconds from each request's send.
+        status(str): one line about the endpoint for the status bar.
+        busyChanged(bool): a run is starting or running.
+    """
+
+    runStarted = Signal(object)
+    runFinished = Signal(object)
+    predictionsReady = Signal(object)
+    status = Signal(str)
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine = EngineThread()
+        self.sim: SimProcess | None = None
+        self._sim_key: tuple[str, float] | None = None
+        self.state: RunState | None = None
+        self.live: LiveRun | None = None
+        self._busy = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(DRAIN_MS)
+        self._timer.timeout.connect(self._drain)
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busyChanged.emit(busy)
+
+    # -- built-in endpoint ---------------------------------------------------------------------
+    async def ensure_builtin(self, profile: str, speed: float) -> SimProcess:
+        """The built-in endpoint with ``profile`` at ``speed``, started (in a worker thread)
+        if needed. Raises :class:`ControllerError` when it cannot start."""
+        key = (profile, speed)
+        if self.sim is not None and self.sim.alive() and self._sim_key == key:
+            return self.sim
+        old, self.sim = self.sim, None
+        if old is not None:
+            await asyncio.to_thread(old.stop)
+        self.status.emit(f"Starting the built-in endpoint ({profile}, speed {speed:g}×)…")
+        try:
+            sim = await asyncio.to_thread(start_sim, profile, {"speed": speed})
+        except (SimStartError, ValueError) as exc:
+            self.status.emit(f"The built-in endpoint did not start: {exc}")
+            raise ControllerError(f"the built-in endpoint did not start: {exc}") from None
+        self.sim, self._sim_key = sim, key
+        self.status.emit(f"Built-in endpoint · {profile} · {speed:g}× · {sim.openai_base_url}")
+        return sim
+
+    async def endpoint_config(
+        self, settings: EndpointSettings, api_key: str | None
+    ) -> EndpointConfig:
+        """The :class:`EndpointConfig` for ``settings`` (starting the built-in endpoint when
+        it is chosen)."""
+        if settings.is_builtin:
+            sim = await self.ensure_builtin(settings.profile, settings.speed)
+            base = get_provider(settings.api).base_url_for_root(sim.url)
+            return EndpointConfig(base, settings.api, settings.model or "splitdesk-sim")
+        if not settings.base_url.startswith(("http://", "https://")):
+            raise ControllerError(
+                f"the base URL must start with http:// or https:// (got {settings.base_url!r})"
+            )
+        if not settings.model:
+            raise ControllerError(
+                "choose a model (use “List models” to see what the endpoint serves)"
+            )
+        return EndpointConfig(
+            settings.base_url,
+            settings.api,
+            settings.model,
+            api_key,
+            dict(settings.headers),
+            settings.verify,
+        )
+
+    # -- runs ----------------------------------------------------------------------------------
+    async def start(self, request: RunRequest) -> RunState:
+        """Start a run; returns its state (also sent with ``runStarted``). Raises
+        :class:`ControllerError` when it cannot start (message for the user)."""
+        if self._busy:
+            raise ControllerError("a run is already in progress")
+        self._set_busy(True)
+        try:
+            endpoint = await self.endpoint_config(request.endpoint, request.api_key)
+        except ControllerError:
+            self._set_busy(False)
+            raise
+        s = request.endpoint
+        config = RunConfig(
+            endpoint,
+            temperature=s.temperature,
+            timeouts=Timeouts(connect=s.connect_timeout, read=s.read_timeout),
+            marker=request.template.marker,
+            retry_429=s.retry_429,
+        )
+        plan = make_plan(
+            request.mode, request.questions, request.template, s.max_tokens, request.with_sequential
+        )
+        state = RunState()
+        self.state = state
+        self.live = LiveRun(self.engine, config, request.questions, plan)
+        self._timer.start()
+        self.runStarted.emit(state)
+        if s.is_builtin and self.sim is not None:
+            spawn(self._predict(state, self.sim.url, endpoint, plan, s.temperature))
+        return state
+
+    async def _predict(
+        self,
+        state: RunState,
+        root: str,
+        endpoint: EndpointConfig,
+        plan: RunPlan,
+        temperature: float | None,
+    ) -> None:
+        try:
+            preds: list[PredictedRequest] = await predict_plan(root, endpoint, plan, temperature)
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            log.info("no prediction: %s", exc)
+            return
+        if state is self.state:
+            self.predictionsReady.emit(preds)
+
+    def stop(self) -> None:
+        """Stop the current run (no-op when idle)."""
+        if self.live is not None and not self.live.done:
+            self.live.cancel()
+
+    def _drain(self) -> None:
+        live, state = self.live, self.state
+        if live is None or state is None:
+            self._timer.stop()
+            return
+        finished = live.done  # read before draining: every event is queued once done
+        for event in live.drain():
+            state.apply(event)
+        if finished and not live.events:
+            self._timer.stop()
+            self.live = None
+            exc = live.future.exception()
+            if exc is not None:
+                log.error("run failed unexpectedly", exc_info=exc)
+                self.status.emit(f"The run failed unexpectedly: {exc}")
+            self._set_busy(False)
+            self.runFinished.emit(state)
+
+    # -- shutdown ------------------------------------------------------------------------------
+    async def shutdown(self) -> None:
+        """Stop the run, the engine thread and the built-in endpoint (≈ ≤ 1 s)."""
+        self.stop()
+        if self.live is not None:
+            with contextlib.suppress(Exception):  # closing anyway: a timeout or a failed run
+                await asyncio.wait_for(asyncio.wrap_future(self.live.future), 1.0)
+            self._drain()
+        self._timer.stop()
+        await asyncio.to_thread(self.close_sync)
+
+    def close_sync(self) -> None:
+        """Blocking part of :meth:`shutdown`: engine thread and child process."""
+        self.engine.stop(1.0)
+        if self.sim is not None:
+            self.sim.stop(1.0)
+            self.sim = None

@@ -1,0 +1,429 @@
+"""The main window: questions and endpoint on the left; the combined pane, the parallel
+panes, the timeline and the summary on the right.
+
+The window wires views to the :class:`~splitdesk.ui.controller.RunController`: it builds a
+run request from the editors, and when a run starts it binds the panes, timeline and
+summary to the run's :class:`~splitdesk.core.run_state.RunState`. Views repaint on their
+own throttles; the window measures nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import qasync
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent
+from splitdesk.core.plans import Mode
+from splitdesk.core.predict import PredictedRequest
+from splitdesk.core.questions import shorten
+from splitdesk.core.run_state import RunState
+from splitdesk.core.settings import AppSettings, save_settings
+from splitdesk.ui.controller import ControllerError, RunController, RunRequest
+from splitdesk.ui.endpoint_panel import EndpointPanel
+from splitdesk.ui.grid import PaneGrid
+from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
+from splitdesk.ui.questions_editor import QuestionsEditor
+from splitdesk.ui.summary import SummaryStrip
+from splitdesk.ui.tasks import spawn
+from splitdesk.ui.theme import Theme, lane_hex, ui_font
+from splitdesk.ui.throttle import Throttle
+from splitdesk.ui.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+MODES: dict[str, Mode] = {"side by side": "side-by-side", "one after another": "one-after-another"}
+
+
+class MainWindow(QMainWindow):
+    """The splitdesk window.
+
+    Signals:
+        runFinished(object): the finished run's :class:`RunState` (for scripts and tests).
+        closed(): the window has finished closing (runs stopped, endpoint process gone).
+    """
+
+    runFinished = Signal(object)
+    closed = Signal()
+
+    def __init__(
+        self,
+        settings: AppSettings,
+        controller: RunController,
+        theme: Theme,
+        scale: float = 1.0,
+        icon: QIcon | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.controller = controller
+        self.theme = theme
+        self.scale = scale
+        self.state: RunState | None = None
+        self.panes: dict[int, RequestPane] = {}
+        self._closing = False
+        self._closed = False
+        self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
+        if icon is not None:
+            self.setWindowIcon(icon)
+        self.resize(int(1500 * min(scale, 1.3)), int(940 * min(scale, 1.3)))
+
+        # -- left: questions and endpoint ---------------------------------------------------
+        self.questions = QuestionsEditor(theme, scale)
+        if settings.question_set is not None and settings.question_set.questions:
+            self.questions.set_question_set(settings.question_set)
+        self.endpoint = EndpointPanel(theme, controller.endpoint_config)
+        self.endpoint.set_settings(settings.endpoint)
+        endpoint_scroll = QScrollArea()
+        endpoint_scroll.setWidgetResizable(True)
+        endpoint_scroll.setWidget(self.endpoint)
+        self.sidebar = QTabWidget()
+        self.sidebar.addTab(self.questions, "Questions")
+        self.sidebar.addTab(endpoint_scroll, "Endpoint")
+        self.sidebar.setMinimumWidth(int(340 * scale))
+
+        # -- right: panes, timeline, summary -----------------------------------------------------
+        self.combined_box = QVBoxLayout()
+        self.combined_title = self._section_title("COMBINED · 1 request")
+        self.combined_holder = QWidget()
+        self.combined_layout = QVBoxLayout(self.combined_holder)
+        self.combined_layout.setContentsMargins(0, 0, 0, 0)
+        left_col = QWidget()
+        lc = QVBoxLayout(left_col)
+        lc.setContentsMargins(0, 0, 0, 0)
+        lc.addWidget(self.combined_title)
+        lc.addWidget(self.combined_holder, 1)
+        self._combined_placeholder = QLabel(
+            "The combined request streams here:\none prompt asking every question."
+        )
+        self._combined_placeholder.setObjectName("hint")
+        self._combined_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.combined_layout.addWidget(self._combined_placeholder)
+
+        self.grid = PaneGrid(
+            "The parallel requests stream here:\none request per question, all sent at once.", scale
+        )
+        self.parallel_title = self._section_title("PARALLEL · one request per question")
+        right_col = QWidget()
+        rc = QVBoxLayout(right_col)
+        rc.setContentsMargins(0, 0, 0, 0)
+        rc.addWidget(self.parallel_title)
+        rc.addWidget(self.grid, 1)
+
+        self.pane_split = QSplitter(Qt.Orientation.Horizontal)
+        self.pane_split.addWidget(left_col)
+        self.pane_split.addWidget(right_col)
+        self.pane_split.setStretchFactor(0, 2)
+        self.pane_split.setStretchFactor(1, 3)
+
+        self.timeline = Timeline(theme, scale)
+        self.summary = SummaryStrip(theme, scale)
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.setSpacing(0)
+        bl.addWidget(self.timeline, 1)
+        bl.addWidget(self.summary)
+        self.main_split = QSplitter(Qt.Orientation.Vertical)
+        self.main_split.addWidget(self.pane_split)
+        self.main_split.addWidget(bottom)
+        self.main_split.setStretchFactor(0, 5)
+        self.main_split.setStretchFactor(1, 4)
+
+        outer = QSplitter(Qt.Orientation.Horizontal)
+        outer.addWidget(self.sidebar)
+        outer.addWidget(self.main_split)
+        outer.setStretchFactor(0, 0)
+        outer.setStretchFactor(1, 1)
+        outer.setSizes([int(380 * scale), int(1120 * scale)])
+        self._outer = outer
+        central = QWidget()
+        central.setObjectName("central")
+        cl = QHBoxLayout(central)
+        cl.setContentsMargins(8, 8, 8, 0)
+        cl.addWidget(outer)
+        self.setCentralWidget(central)
+
+        self._build_toolbar()
+        self._sized = False
+        self.statusBar().showMessage("Ready. The built-in endpoint needs no network.")
+
+        # -- wiring --------------------------------------------------------------------------------
+        self.questions.changed.connect(self._inputs_changed)
+        self.questions.message.connect(self.statusBar().showMessage)
+        self.endpoint.changed.connect(self._inputs_changed)
+        self.endpoint.message.connect(self.statusBar().showMessage)
+        controller.status.connect(self.statusBar().showMessage)
+        controller.busyChanged.connect(self._busy_changed)
+        controller.runStarted.connect(self._run_started)
+        controller.runFinished.connect(self._run_finished)
+        controller.predictionsReady.connect(self._predictions)
+        self._persist = Throttle(self._save_settings, 800, self)
+        self._inputs_changed()
+
+    # -- construction helpers -------------------------------------------------------------------
+    def _section_title(self, text: str) -> QLabel:
+        label = QLabel(text)
+        label.setObjectName("sectionTitle")
+        label.setFont(ui_font(self.scale, 0, bold=True))
+        return label
+
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Run")
+        bar.setMovable(False)
+        self.addToolBar(bar)
+        self.run_button = QPushButton("▶  Run")
+        self.run_button.setObjectName("run")
+        self.run_button.setFont(ui_font(self.scale, 1, bold=True))
+        self.run_button.setToolTip("Send the questions both ways (Ctrl+Enter)")
+        self.run_button.clicked.connect(self.start_run)
+        self.stop_button = QPushButton("■  Stop")
+        self.stop_button.setObjectName("stop")
+        self.stop_button.setFont(ui_font(self.scale, 1))
+        self.stop_button.setToolTip("Stop every stream now, keeping what arrived (Esc)")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.controller.stop)
+        self.mode = QComboBox()
+        for label, value in MODES.items():
+            self.mode.addItem(label, value)
+        self.mode.setCurrentIndex(max(0, self.mode.findData(self.settings.mode)))
+        self.mode.setToolTip(
+            "side by side: combined and parallel at once (the demo)\n"
+            "one after another: combined, then parallel, each on an idle server (fair measurement)"
+        )
+        self.mode.currentIndexChanged.connect(self._inputs_changed)
+        self.sequential = QCheckBox("+ sequential")
+        self.sequential.setToolTip(
+            "In “one after another”, also send the questions one at a time (the baseline)"
+        )
+        self.sequential.setChecked(self.settings.with_sequential)
+        self.sequential.toggled.connect(self._inputs_changed)
+        self.endpoint_button = QToolButton()
+        self.endpoint_button.setToolTip("Choose the endpoint")
+        self.endpoint_button.clicked.connect(lambda: self.sidebar.setCurrentIndex(1))
+        bar.addWidget(self.run_button)
+        bar.addWidget(self.stop_button)
+        bar.addSeparator()
+        bar.addWidget(QLabel("Mode"))
+        bar.addWidget(self.mode)
+        bar.addWidget(self.sequential)
+        bar.addSeparator()
+        bar.addWidget(QLabel("Endpoint"))
+        bar.addWidget(self.endpoint_button)
+        spacer = QWidget()
+        spacer.setSizePolicy(
+            spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy()
+        )
+        bar.addWidget(spacer)
+        self.problem_label = QLabel("")
+        self.problem_label.setObjectName("problem")
+        bar.addWidget(self.problem_label)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self, self.start_run)
+        QShortcut(QKeySequence("Escape"), self, self.controller.stop)
+        theme_action = QAction("Light theme" if self.theme.name == "dark" else "Dark theme", self)
+        theme_action.setToolTip("Takes effect at the next start")
+        theme_action.triggered.connect(self._toggle_theme)
+        bar.addAction(theme_action)
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def _inputs_changed(self) -> None:
+        self.endpoint_button.setText(self.endpoint.summary() + "  ▾")
+        self.sequential.setEnabled(self.mode.currentData() == "one-after-another")
+        problem = self.questions.problem()
+        self.problem_label.setText(problem or "")
+        self.run_button.setEnabled(problem is None and not self.controller.busy)
+        self.run_button.setToolTip(problem or "Send the questions both ways (Ctrl+Enter)")
+        self.settings = self.settings.model_copy(
+            update={
+                "endpoint": self.endpoint.settings(),
+                "mode": self.mode.currentData(),
+                "with_sequential": self.sequential.isChecked(),
+                "question_set": self.questions.question_set(),
+            }
+        )
+        self._persist.request()
+
+    def _toggle_theme(self) -> None:
+        new = "light" if self.settings.theme == "dark" else "dark"
+        self.settings = self.settings.model_copy(update={"theme": new})
+        self._persist.request()
+        self.statusBar().showMessage(f"The {new} theme applies at the next start.")
+
+    def _save_settings(self) -> None:
+        settings = self.settings
+
+        async def save() -> None:
+            try:
+                await asyncio.to_thread(save_settings, settings)
+            except OSError as exc:
+                self.statusBar().showMessage(f"Could not save settings: {exc.strerror or exc}")
+
+        spawn(save())
+
+    def _busy_changed(self, busy: bool) -> None:
+        self.stop_button.setEnabled(busy)
+        self.run_button.setEnabled(not busy and self.questions.problem() is None)
+        self.questions.set_locked(busy)
+        self.endpoint.setEnabled(not busy)
+
+    # -- runs -----------------------------------------------------------------------------------
+    @qasync.asyncSlot()
+    async def start_run(self) -> None:
+        """Start a run with the current questions, endpoint and mode (Ctrl+Enter)."""
+        if self.controller.busy or self._closing:
+            return
+        problem = self.questions.problem()
+        if problem is not None:
+            self.statusBar().showMessage(problem)
+            return
+        request = RunRequest(
+            endpoint=self.endpoint.settings(),
+            api_key=await self.endpoint.api_key(),
+            questions=self.questions.questions(),
+            template=self.questions.template(),
+            mode=self.mode.currentData(),
+            with_sequential=self.sequential.isChecked()
+            and self.mode.currentData() == "one-after-another",
+        )
+        try:
+            await self.controller.start(request)
+        except ControllerError as exc:
+            self.statusBar().showMessage(f"Cannot run: {exc}")
+            self.summary.headline.setText(
+                f"<span style='color:{self.theme.error}'>Cannot run: {exc}</span>"
+            )
+
+    def _clear_panes(self) -> None:
+        self.grid.clear()
+        layout = self.combined_layout
+        while layout.count():
+            item = layout.takeAt(0)
+            w = item.widget() if item is not None else None
+            if w is not None and w is not self._combined_placeholder:
+                w.deleteLater()
+        self._combined_placeholder.hide()
+        self.panes = {}
+        self._sequential: SequentialPane | None = None
+
+    def _run_started(self, state: RunState) -> None:
+        self.state = state
+        self._clear_panes()
+        questions = self.questions.questions()
+        self._questions = questions
+        state.subscribe(self._on_event)
+        self.timeline.bind(state, questions)
+        self.summary.bind(state)
+        self.statusBar().showMessage("Running… (Esc stops)")
+
+    def _on_event(self, ev: RunEvent) -> None:
+        if isinstance(ev, RequestPlanned):
+            self._add_pane(ev)
+        elif isinstance(ev, RunEnded):
+            for pane in self.panes.values():
+                pane.changed(final=True)
+            if self._sequential is not None:
+                self._sequential.changed(final=True)
+        else:
+            req = getattr(ev, "req", None)
+            if req is not None:
+                target = self.panes.get(req)
+                if target is not None:
+                    target.changed(final=isinstance(ev, RequestEnded))
+        self.timeline.throttle.request()
+
+    def _add_pane(self, ev: RequestPlanned) -> None:
+        assert self.state is not None
+        trace = self.state.requests[ev.req]
+        questions = self._questions
+        layout = self.combined_layout
+        pane: RequestPane
+        if ev.group == "combined":
+            pane = CombinedPane(len(ev.questions), self.theme, self.scale)
+            layout.addWidget(pane, 2)
+        elif ev.group == "sequential":
+            if self._sequential is None:
+                self._sequential = SequentialPane(questions, self.theme, self.scale)
+                layout.addWidget(self._sequential, 1)
+            self._sequential.add(trace)
+            self.panes[ev.req] = self._sequential
+            return
+        else:
+            q = ev.questions[0]
+            text = questions[q] if q < len(questions) else ""
+            pane = RequestPane(f"Q{q + 1}", shorten(text, 80), lane_hex(q), self.theme, self.scale)
+            pane.title.setToolTip(text)
+            self.grid.add(pane)
+        pane.bind(trace)
+        self.panes[ev.req] = pane
+        n_par = sum(1 for r in self.state.requests if r.group == "parallel")
+        self.parallel_title.setText(
+            f"PARALLEL · {n_par} request{'s' if n_par != 1 else ''}, one per question"
+        )
+
+    def _predictions(self, predictions: list[PredictedRequest]) -> None:
+        self.timeline.set_predictions(predictions)
+        self.summary.set_predictions(predictions)
+
+    def _run_finished(self, state: RunState) -> None:
+        for pane in self.panes.values():
+            pane.changed(final=True)
+        self.timeline.finish()
+        self.summary.throttle.request()
+        self.summary.throttle.flush()
+        stopped = state.ended is not None and state.ended.stopped
+        failed = sum(1 for r in state.requests if r.outcome == "failed")
+        msg = "Stopped." if stopped else "Done."
+        if failed:
+            msg += f" {failed} request(s) failed — see the panes."
+        self.statusBar().showMessage(msg)
+        self._inputs_changed()
+        self.runFinished.emit(state)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """First show: give the panes a bit more than half the height."""
+        super().showEvent(event)
+        if not self._sized:
+            self._sized = True
+            h = self.main_split.height()
+            self.main_split.setSizes([int(h * 0.56), int(h * 0.44)])
+
+    # -- closing --------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop streams, the engine and the built-in endpoint before the window goes."""
+        if self._closed:
+            event.accept()
+            return
+        event.ignore()
+        if not self._closing:
+            self._closing = True
+            spawn(self._close_async())
+
+    async def _close_async(self) -> None:
+        self._persist.flush()
+        try:
+            await asyncio.wait_for(self.controller.shutdown(), 3.0)
+        except (TimeoutError, Exception):
+            log.exception("shutdown was not clean")
+            await asyncio.to_thread(self.controller.close_sync)
+        self._closed = True
+        self.close()
+        self.closed.emit()

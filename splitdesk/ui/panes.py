@@ -1,0 +1,381 @@
+"""Stream panes: one request's text arriving live, with its state and figures in the header.
+
+Panes never measure: they read a :class:`~splitdesk.core.run_state.RequestTrace` and its
+:func:`~splitdesk.core.metrics.request_metrics`. Text is inserted at the end of the
+document through a cursor, only what is new since the last paint, at most once per frame
+(:class:`~splitdesk.ui.throttle.Throttle`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QResizeEvent, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from splitdesk.core.metrics import request_metrics
+from splitdesk.core.questions import shorten
+from splitdesk.core.run_state import RequestTrace
+from splitdesk.ui.theme import Theme, lane_hex, mono_font, ui_font
+from splitdesk.ui.throttle import Throttle
+
+STATE_LABELS = {
+    "planned": "queued",
+    "waiting": "waiting for first token",
+    "retrying": "rate limited · retrying",
+    "streaming": "streaming",
+    "done": "done",
+    "failed": "failed",
+    "stopped": "stopped",
+}
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (Qt document positions)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+class TextStream(QPlainTextEdit):
+    """Read-only text fed at its end; follows the end unless the reader scrolled up."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+
+    def append_text(self, text: str, fmt: QTextCharFormat | None = None) -> None:
+        """Insert ``text`` at the end (one edit, however long)."""
+        if not text:
+            return
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 4
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if fmt is not None:
+            cursor.insertText(text, fmt)
+        else:
+            cursor.insertText(text, QTextCharFormat())
+        if follow:
+            bar.setValue(bar.maximum())
+
+    def format_range(self, start: int, end: int, fmt: QTextCharFormat) -> None:
+        """Merge ``fmt`` into characters ``start``–``end`` (document positions)."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(
+            min(end, self.document().characterCount() - 1), QTextCursor.MoveMode.KeepAnchor
+        )
+        cursor.mergeCharFormat(fmt)
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that ends in "…" when its text does not fit."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = text
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(30)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def _elide(self) -> None:
+        metrics = self.fontMetrics()
+        super().setText(
+            metrics.elidedText(self._full, Qt.TextElideMode.ElideRight, max(10, self.width()))
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+
+class RequestPane(QFrame):
+    """One request: header (badge, question, live state, TTFT · tokens · tok/s), optional
+    dimmed reasoning, the answer, and the error if it failed.
+
+    Signals:
+        focusToggled(): the user asked to expand this pane (or to go back to all panes).
+    """
+
+    focusToggled = Signal()
+
+    def __init__(
+        self,
+        badge: str,
+        title: str,
+        color: str,
+        theme: Theme,
+        scale: float = 1.0,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("pane")
+        self.theme = theme
+        self.color = color
+        self.trace: RequestTrace | None = None
+        self._parts = 0
+        self._reasoning_parts = 0
+        self.throttle = Throttle(self.refresh, parent=self)
+        c = QColor(color)
+        soft = f"rgba({c.red()}, {c.green()}, {c.blue()}, 90)"
+        self.setStyleSheet(
+            f"QFrame#pane {{ border: 2px solid {soft}; border-top: 4px solid {color}; }}"
+        )
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+        self.badge = QLabel(badge)
+        self.badge.setFont(ui_font(scale, 0, bold=True))
+        self.badge.setStyleSheet(
+            f"background: {color}; color: #101217; border-radius: 6px; padding: 1px 8px;"
+        )
+        self.title = ElidedLabel(title)
+        self.title.setObjectName("paneTitle")
+        self.title.setFont(ui_font(scale, 0.5, bold=True))
+        self.title.setToolTip(title)
+        self.focus_button = QToolButton()
+        self.focus_button.setText("⤢")
+        self.focus_button.setToolTip("Expand this pane (again to show all)")
+        self.focus_button.setAutoRaise(True)
+        self.focus_button.setStyleSheet(
+            "QToolButton { padding: 0px 4px; border: none; background: transparent; }"
+        )
+        self.focus_button.clicked.connect(self.focusToggled)
+        head = QHBoxLayout()
+        head.setSpacing(8)
+        head.addWidget(self.badge)
+        head.addWidget(self.title, 1)
+        head.addWidget(self.focus_button)
+
+        self.state = QLabel("")
+        self.state.setFont(ui_font(scale, -0.5, bold=True))
+        self.stats = ElidedLabel("—")
+        self.stats.setObjectName("paneStats")
+        self.stats.setFont(ui_font(scale, -0.5))
+        stats_row = QHBoxLayout()
+        stats_row.setSpacing(10)
+        stats_row.addWidget(self.state)
+        stats_row.addWidget(self.stats, 1)
+
+        self.reasoning_toggle = QToolButton()
+        self.reasoning_toggle.setAutoRaise(True)
+        self.reasoning_toggle.setCheckable(True)
+        self.reasoning_toggle.setChecked(True)
+        self.reasoning_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.reasoning_toggle.toggled.connect(self._show_reasoning)
+        self.reasoning_toggle.hide()
+        self.reasoning = TextStream()
+        self.reasoning.setFont(mono_font(scale))
+        self.reasoning.setStyleSheet(f"color: {theme.muted}; font-style: italic;")
+        self.reasoning.setMaximumHeight(int(90 * scale))
+        self.reasoning.hide()
+
+        self.text = TextStream()
+        self.text.setFont(mono_font(scale))
+        self.error = QLabel("")
+        self.error.setObjectName("error")
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.hide()
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(10, 8, 10, 8)
+        lay.setSpacing(4)
+        lay.addLayout(head)
+        lay.addLayout(stats_row)
+        lay.addWidget(self.reasoning_toggle)
+        lay.addWidget(self.reasoning)
+        lay.addWidget(self.text, 1)
+        lay.addWidget(self.error)
+        self._update_header()
+
+    # -- binding --------------------------------------------------------------------------------
+    def bind(self, trace: RequestTrace) -> None:
+        """Show ``trace`` (the pane reads it on every refresh)."""
+        self.trace = trace
+        self.throttle.request()
+
+    def changed(self, final: bool = False) -> None:
+        """The trace changed: repaint within a frame (at once when ``final``)."""
+        self.throttle.request()
+        if final:
+            self.throttle.flush()
+
+    def _show_reasoning(self, shown: bool) -> None:
+        self.reasoning.setVisible(shown)
+        self._update_reasoning_toggle()
+
+    def _update_reasoning_toggle(self) -> None:
+        trace = self.trace
+        n = sum(len(p) for p in trace.reasoning_parts) if trace else 0
+        arrow = "▾" if self.reasoning_toggle.isChecked() else "▸"
+        self.reasoning_toggle.setText(f"{arrow} reasoning · {n} characters")
+
+    # -- painting --------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Paint what changed since the last refresh."""
+        trace = self.trace
+        if trace is None:
+            return
+        if len(trace.reasoning_parts) > self._reasoning_parts:
+            new = "".join(trace.reasoning_parts[self._reasoning_parts :])
+            self._reasoning_parts = len(trace.reasoning_parts)
+            if self.reasoning_toggle.isHidden():
+                self.reasoning_toggle.show()
+                self.reasoning.setVisible(self.reasoning_toggle.isChecked())
+            self.reasoning.append_text(new)
+            self._update_reasoning_toggle()
+        if len(trace.text_parts) > self._parts:
+            new = "".join(trace.text_parts[self._parts :])
+            self._parts = len(trace.text_parts)
+            self.append_answer(new)
+        self._update_header()
+
+    def append_answer(self, text: str) -> None:
+        """Add answer text (subclasses decorate it)."""
+        self.text.append_text(text)
+
+    def _update_header(self) -> None:
+        trace = self.trace
+        state = trace.state if trace else "planned"
+        color = {
+            "done": self.theme.good,
+            "failed": self.theme.error,
+            "stopped": self.theme.muted,
+            "streaming": self.color,
+        }.get(state, self.theme.muted)
+        self.state.setText(f"● {STATE_LABELS.get(state, state)}")
+        self.state.setStyleSheet(f"color: {color};")
+        if trace is None or trace.t_send is None:
+            self.stats.setText("not sent yet")
+            return
+        m = request_metrics(trace)
+        parts = []
+        parts.append(f"TTFT {m.ttft_s:.2f} s" if m.ttft_s is not None else "TTFT …")
+        est = "" if m.tokens_source == "usage" else "~"
+        parts.append(f"{est}{m.output_tokens} tok")
+        if m.decode_tok_s is not None:
+            parts.append(f"{m.decode_tok_s:.0f} tok/s")
+        if trace.finished and m.e2e_s is not None:
+            parts.append(f"done at {m.e2e_s:.2f} s")
+        if trace.retries:
+            parts.append(
+                f"{len(trace.retries)} retr{'y' if len(trace.retries) == 1 else 'ies'} after 429"
+            )
+        self.stats.setText("  ·  ".join(parts))
+        if trace.error is not None and self.error.isHidden():
+            self.error.setText(f"✕ {trace.error.message}")
+            self.error.show()
+        elif trace.retries and trace.state == "retrying":
+            r = trace.retries[-1]
+            self.error.setText(f"⟳ {r.error.message} — retrying in {r.delay_s:g} s")
+            self.error.show()
+        elif trace.state == "streaming" and trace.error is None:
+            self.error.hide()
+
+
+class CombinedPane(RequestPane):
+    """The combined request: each answer's marker is painted as a heading in that
+    question's colour as soon as the section parser finds it."""
+
+    def __init__(
+        self, n_questions: int, theme: Theme, scale: float = 1.0, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(
+            "ALL",
+            f"{n_questions} questions in one prompt",
+            theme.combined,
+            theme,
+            scale,
+            parent,
+        )
+        self.scale = scale
+        self._headed: set[int] = set()
+        self._utf16 = 0  # document length in UTF-16 units
+        self._text_len = 0  # the same text's length in code points
+        self._prefix = ""  # text so far, kept only to convert offsets when needed
+
+    def append_answer(self, text: str) -> None:
+        super().append_answer(text)
+        self._prefix += text
+        self._paint_headings()
+
+    def _to_doc(self, offset: int) -> int:
+        return utf16_len(self._prefix[:offset])
+
+    def _paint_headings(self) -> None:
+        trace = self.trace
+        if trace is None:
+            return
+        for q, span in trace.sections.items():
+            if q in self._headed or span.body_offset > len(self._prefix):
+                continue
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(lane_hex(q)))
+            fmt.setFontWeight(QFont.Weight.Bold)
+            fmt.setFontPointSize(self.text.font().pointSizeF() + 2)
+            self.text.format_range(self._to_doc(span.offset), self._to_doc(span.body_offset), fmt)
+            self._headed.add(q)
+
+
+class SequentialPane(RequestPane):
+    """The sequential baseline: N requests one after another, shown as one text with a
+    coloured heading per question."""
+
+    def __init__(
+        self, questions: list[str], theme: Theme, scale: float = 1.0, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(
+            "SEQ",
+            f"Sequential · {len(questions)} requests, one after another",
+            theme.muted,
+            theme,
+            scale,
+            parent,
+        )
+        self.questions = questions
+        self.traces: list[RequestTrace] = []
+        self._progress: dict[int, int] = {}
+
+    def add(self, trace: RequestTrace) -> None:
+        """Follow one more of the sequential requests."""
+        self.traces.append(trace)
+        self.trace = trace
+        self.throttle.request()
+
+    def refresh(self) -> None:
+        for trace in self.traces:
+            done = self._progress.get(trace.req)
+            if done is None and trace.t_send is None:
+                continue
+            if done is None:
+                q = trace.questions[0]
+                fmt = QTextCharFormat()
+                fmt.setForeground(QColor(lane_hex(q)))
+                fmt.setFontWeight(QFont.Weight.Bold)
+                lead = "\n\n" if self._progress else ""
+                self.text.append_text(f"{lead}Q{q + 1} · {shorten(self.questions[q], 70)}\n", fmt)
+                done = 0
+            if len(trace.text_parts) > done:
+                self.text.append_text("".join(trace.text_parts[done:]))
+                done = len(trace.text_parts)
+            self._progress[trace.req] = done
+        current = [t for t in self.traces if t.t_send is not None]
+        self.trace = current[-1] if current else (self.traces[0] if self.traces else None)
+        self._update_header()

@@ -1,0 +1,157 @@
+"""The summary strip: the run's headline in one glance, big enough for a projector.
+
+"Combined 10.4 s · Parallel 2.2 s · 4.7× faster", then when answer N starts on each
+side, TTFT and tokens both sides (so a shorter combined reply is visible), and a note
+when token counts are estimates. Figures come from :mod:`splitdesk.core.metrics`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+from splitdesk.core.metrics import GroupMetrics, RunSummary, summarize
+from splitdesk.core.predict import PredictedRequest, predicted_makespan
+from splitdesk.core.run_state import RunState
+from splitdesk.ui.theme import Theme, ui_font
+from splitdesk.ui.throttle import Throttle
+
+
+def _s(x: float | None, nd: int = 1) -> str:
+    return "…" if x is None else f"{x:.{nd}f} s"
+
+
+class SummaryStrip(QFrame):
+    """Headline figures of the current run; ``speedup_text`` is the big number shown."""
+
+    def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("summary")
+        self.theme = theme
+        self.state: RunState | None = None
+        self.predictions: list[PredictedRequest] | None = None
+        self.summary: RunSummary | None = None
+        self.headline = QLabel("Press ▶ Run (Ctrl+Enter) to send the questions both ways.")
+        self.headline.setFont(ui_font(scale, 5, bold=True))
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.details = QLabel("")
+        self.details.setObjectName("hint")
+        self.details.setFont(ui_font(scale, 0.5))
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(14, 8, 14, 10)
+        lay.setSpacing(2)
+        lay.addWidget(self.headline)
+        lay.addWidget(self.details)
+        self.throttle = Throttle(self.refresh, 100, self)
+
+    def bind(self, state: RunState) -> None:
+        """Summarise ``state`` from now on."""
+        self.state = state
+        self.predictions = None
+        self.headline.setText("Sending…")
+        self.details.setText("")
+        state.subscribe(lambda _ev: self.throttle.request())
+
+    def set_predictions(self, predictions: list[PredictedRequest]) -> None:
+        self.predictions = predictions
+        self.throttle.request()
+
+    def _predicted(self, group: str) -> float | None:
+        if self.state is None or self.predictions is None:
+            return None
+        mine = [
+            p
+            for r, p in zip(self.state.requests, self.predictions, strict=False)
+            if r.group == group
+        ]
+        return predicted_makespan(mine) if mine else None
+
+    def refresh(self) -> None:
+        state = self.state
+        if state is None or state.info is None:
+            return
+        self.summary = summary = summarize(state)
+        c, p = summary.groups.get("combined"), summary.groups.get("parallel")
+        t = self.theme
+        finished = state.ended is not None
+        done = {
+            g: all(r.finished for r in state.requests if r.group == g)
+            for g in ("combined", "parallel", "sequential")
+        }
+        heads = []
+        for g, label in (
+            ("combined", "Combined"),
+            ("parallel", "Parallel"),
+            ("sequential", "Sequential"),
+        ):
+            m = summary.groups.get(g)
+            if m is None:
+                continue
+            if done[g]:
+                heads.append(f"{label} <b>{_s(m.makespan_s)}</b>")
+            else:
+                heads.append(f"{label} <span style='color:{t.muted}'>{_s(m.makespan_s)}…</span>")
+        line = " · ".join(heads)
+        if (
+            summary.speedup is not None
+            and done["combined"]
+            and done["parallel"]
+            and self._complete(c)
+            and self._complete(p)
+        ):
+            line += f" · <span style='color:{t.good}'>{summary.speedup:.1f}× faster</span>"
+            pc, pp = self._predicted("combined"), self._predicted("parallel")
+            if pc and pp:
+                line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
+        elif not finished:
+            line += f" · <span style='color:{t.muted}'>running…</span>"
+        if state.ended is not None and state.ended.stopped:
+            line += f" · <span style='color:{t.muted}'>stopped</span>"
+        self.headline.setText(line)
+        self.details.setText(self._details(c, p, len(state.info.questions), finished))
+
+    @staticmethod
+    def _complete(g: GroupMetrics | None) -> bool:
+        return g is not None and g.failed == 0 and g.stopped == 0 and g.makespan_s is not None
+
+    def _details(
+        self, c: GroupMetrics | None, p: GroupMetrics | None, n: int, finished: bool
+    ) -> str:
+        parts = []
+        last = n - 1
+        if c is not None and p is not None:
+            cs, ps = c.answer_start_s.get(last), p.answer_start_s.get(last)
+            if cs is not None or ps is not None:
+                parts.append(
+                    f"answer {n} starts at <b>{_s(cs, 2)}</b> combined vs <b>{_s(ps, 2)}</b> parallel"
+                )
+            if c.all_started_s is not None and p.all_started_s is not None:
+                parts.append(
+                    f"all answers started {_s(c.all_started_s, 2)} vs {_s(p.all_started_s, 2)}"
+                )
+        ttft = []
+        for g, name in ((c, "combined"), (p, "parallel")):
+            if g is not None and g.ttft_s:
+                lo, hi = min(g.ttft_s), max(g.ttft_s)
+                ttft.append(
+                    f"{name} {lo:.2f} s" if hi - lo < 0.005 else f"{name} {lo:.2f}–{hi:.2f} s"
+                )
+        if ttft:
+            parts.append("TTFT " + " / ".join(ttft))
+        toks = []
+        estimated = False
+        for g, name in ((c, "combined"), (p, "parallel")):
+            if g is not None:
+                toks.append(f"{name} {g.output_tokens}")
+                estimated |= g.tokens_estimated
+        if toks:
+            note = " (estimated: the server reported no usage)" if estimated and finished else ""
+            parts.append("output tokens " + " / ".join(toks) + note)
+        failed = sum(g.failed for g in (c, p) if g is not None)
+        if failed:
+            parts.append(
+                f"<span style='color:{self.theme.error}'>{failed} request(s) failed</span>"
+            )
+        return " · ".join(parts)

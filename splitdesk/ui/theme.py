@@ -1,0 +1,196 @@
+"""Colours, fonts and the application style: dark and light, legible on a projector.
+
+Question colours follow the Okabe–Ito palette (Okabe & Ito, "Color Universal Design",
+2008), distinguishable with the common colour-vision deficiencies, then Paul Tol's
+"muted" scheme for questions 9–16. A question has the same colour in the editor, the
+combined pane's headings, its parallel pane's border and its timeline lane.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+_LANES = (
+    "#E69F00",  # orange
+    "#56B4E9",  # sky blue
+    "#009E73",  # bluish green
+    "#F0E442",  # yellow
+    "#3D8FD6",  # blue (Okabe–Ito #0072B2, lifted to read on dark backgrounds)
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#B0B0B0",  # grey
+    "#CC6677",  # Tol muted: rose
+    "#88CCEE",  # cyan
+    "#DDCC77",  # sand
+    "#117733",  # green
+    "#AA4499",  # purple
+    "#44AA99",  # teal
+    "#999933",  # olive
+    "#882255",  # wine
+)
+
+
+def lane_color(index: int) -> QColor:
+    """The colour of question ``index`` (0-based); cycles after 16."""
+    return QColor(_LANES[index % len(_LANES)])
+
+
+def lane_hex(index: int) -> str:
+    """:func:`lane_color` as ``#rrggbb``."""
+    return _LANES[index % len(_LANES)]
+
+
+@dataclass(frozen=True)
+class Theme:
+    """The colours of one look. ``combined`` is the combined request's own colour."""
+
+    name: str
+    window: str
+    panel: str
+    raised: str
+    border: str
+    text: str
+    muted: str
+    accent: str
+    combined: str
+    waiting: str
+    error: str
+    good: str
+    grid: str
+
+    def qcolor(self, role: str) -> QColor:
+        return QColor(getattr(self, role))
+
+
+DARK = Theme(
+    name="dark",
+    window="#15171c",
+    panel="#1d2027",
+    raised="#262a33",
+    border="#343946",
+    text="#e8eaef",
+    muted="#9aa1ad",
+    accent="#56B4E9",
+    combined="#e8eaef",
+    waiting="#6b7280",
+    error="#ff6b6b",
+    good="#3ddc97",
+    grid="#2c313c",
+)
+
+LIGHT = Theme(
+    name="light",
+    window="#f4f5f7",
+    panel="#ffffff",
+    raised="#eceef2",
+    border="#d0d4dc",
+    text="#1b1e24",
+    muted="#5d6470",
+    accent="#0072B2",
+    combined="#2b2f38",
+    waiting="#9aa1ad",
+    error="#c62828",
+    good="#0a8f5a",
+    grid="#e3e6eb",
+)
+
+THEMES = {t.name: t for t in (DARK, LIGHT)}
+
+#: Base point size before the user's zoom; large enough for the back of a room.
+BASE_POINT_SIZE = 11.0
+
+
+def ui_font(scale: float = 1.0, delta: float = 0.0, bold: bool = False) -> QFont:
+    """The interface font at ``BASE_POINT_SIZE × scale + delta`` points."""
+    font = QFont(QApplication.font())
+    font.setPointSizeF(max(6.0, BASE_POINT_SIZE * scale + delta))
+    font.setBold(bold)
+    return font
+
+
+def mono_font(scale: float = 1.0) -> QFont:
+    """Font of streamed text: proportional (answers are prose), slightly larger."""
+    return ui_font(scale, 1.0)
+
+
+def apply_theme(app: QApplication, theme: Theme, scale: float = 1.0) -> None:
+    """Set palette, base font and style sheet of ``app``."""
+    app.setStyle("Fusion")
+    pal = QPalette()
+    pal.setColor(QPalette.ColorRole.Window, QColor(theme.window))
+    pal.setColor(QPalette.ColorRole.WindowText, QColor(theme.text))
+    pal.setColor(QPalette.ColorRole.Base, QColor(theme.panel))
+    pal.setColor(QPalette.ColorRole.AlternateBase, QColor(theme.raised))
+    pal.setColor(QPalette.ColorRole.Text, QColor(theme.text))
+    pal.setColor(QPalette.ColorRole.Button, QColor(theme.raised))
+    pal.setColor(QPalette.ColorRole.ButtonText, QColor(theme.text))
+    pal.setColor(QPalette.ColorRole.Highlight, QColor(theme.accent))
+    pal.setColor(QPalette.ColorRole.HighlightedText, QColor(theme.window))
+    pal.setColor(QPalette.ColorRole.ToolTipBase, QColor(theme.raised))
+    pal.setColor(QPalette.ColorRole.ToolTipText, QColor(theme.text))
+    pal.setColor(QPalette.ColorRole.PlaceholderText, QColor(theme.muted))
+    pal.setColor(QPalette.ColorRole.Link, QColor(theme.accent))
+    for role in (
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+        QPalette.ColorRole.WindowText,
+    ):
+        pal.setColor(QPalette.ColorGroup.Disabled, role, QColor(theme.muted))
+    app.setPalette(pal)
+    font = QFont(app.font())
+    font.setPointSizeF(BASE_POINT_SIZE * scale)
+    app.setFont(font)
+    app.setStyleSheet(style_sheet(theme, scale))
+
+
+def style_sheet(t: Theme, scale: float = 1.0) -> str:
+    """The application style sheet: flat panels, rounded corners, generous padding."""
+    pad = max(4, round(6 * scale))
+    return f"""
+QMainWindow, QWidget#central {{ background: {t.window}; }}
+QToolBar {{ background: {t.panel}; border: none; border-bottom: 1px solid {t.border};
+           padding: {pad}px; spacing: {pad}px; }}
+QToolBar QLabel {{ color: {t.muted}; }}
+QToolButton, QPushButton {{ background: {t.raised}; color: {t.text}; border: 1px solid {t.border};
+           border-radius: 6px; padding: {pad - 1}px {pad * 2}px; }}
+QToolButton:hover, QPushButton:hover {{ border-color: {t.accent}; }}
+QToolButton:disabled, QPushButton:disabled {{ color: {t.muted}; background: {t.panel}; }}
+QPushButton#run {{ background: {t.good}; color: #0b0d10; font-weight: bold; border: none; }}
+QPushButton#run:disabled {{ background: {t.raised}; color: {t.muted}; }}
+QPushButton#stop {{ background: {t.raised}; }}
+QComboBox, QLineEdit, QSpinBox, QDoubleSpinBox {{ background: {t.panel}; color: {t.text};
+           border: 1px solid {t.border}; border-radius: 6px; padding: {pad - 2}px {pad}px; }}
+QComboBox:focus, QLineEdit:focus, QSpinBox:focus, QDoubleSpinBox:focus {{ border-color: {t.accent}; }}
+QPlainTextEdit, QTextEdit, QListWidget {{ background: {t.panel}; color: {t.text};
+           border: 1px solid {t.border}; border-radius: 8px; padding: {pad}px; }}
+QFrame#pane {{ background: {t.panel}; border: 1px solid {t.border}; border-radius: 10px; }}
+QFrame#pane QPlainTextEdit {{ border: none; background: transparent; padding: 2px; }}
+QLabel#paneTitle {{ color: {t.text}; font-weight: bold; }}
+QLabel#paneStats {{ color: {t.muted}; }}
+QLabel#sectionTitle {{ color: {t.muted}; font-weight: bold; letter-spacing: 1px; }}
+QLabel#hint {{ color: {t.muted}; }}
+QLabel#problem {{ color: {t.error}; }}
+QLabel#error {{ color: {t.error}; }}
+QFrame#summary {{ background: {t.panel}; border-top: 1px solid {t.border}; }}
+QTabWidget::pane {{ border: none; }}
+QTabBar::tab {{ background: transparent; color: {t.muted}; padding: {pad}px {pad * 2}px;
+           border-bottom: 2px solid transparent; }}
+QTabBar::tab:selected {{ color: {t.text}; border-bottom: 2px solid {t.accent}; }}
+QScrollArea {{ border: none; background: transparent; }}
+QScrollArea > QWidget > QWidget {{ background: transparent; }}
+QSplitter::handle {{ background: {t.window}; }}
+QStatusBar {{ background: {t.panel}; color: {t.muted}; border-top: 1px solid {t.border}; }}
+QGroupBox {{ border: 1px solid {t.border}; border-radius: 8px; margin-top: 1.2em; padding-top: {pad}px; }}
+QGroupBox::title {{ subcontrol-origin: margin; left: {pad * 2}px; color: {t.muted}; }}
+QScrollBar:vertical {{ background: transparent; width: {pad + 4}px; margin: 2px; }}
+QScrollBar::handle:vertical {{ background: {t.border}; border-radius: {(pad + 0) // 2}px; min-height: 24px; }}
+QScrollBar::handle:vertical:hover {{ background: {t.muted}; }}
+QScrollBar:horizontal {{ background: transparent; height: {pad + 4}px; margin: 2px; }}
+QScrollBar::handle:horizontal {{ background: {t.border}; border-radius: {(pad + 0) // 2}px; min-width: 24px; }}
+QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
+QScrollBar::add-page, QScrollBar::sub-page {{ background: transparent; }}
+QToolTip {{ background: {t.raised}; color: {t.text}; border: 1px solid {t.border}; padding: {pad}px; }}
+"""

@@ -1,0 +1,70 @@
+"""A repaint throttle: coalesce many change notifications into at most one call per frame.
+
+Streams deliver hundreds of events per second; each view marks itself dirty and asks its
+throttle to repaint. The throttle calls back at most once per ``interval_ms`` (16 ms ≈ 60
+frames per second) and :meth:`Throttle.flush` runs the callback at once, so the last
+tokens of a finished stream are always painted (qutebrowser's ``misc/throttle.py`` idea).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+FRAME_MS = 16
+
+
+class Throttle(QObject):
+    """Calls ``callback`` at most once per ``interval_ms`` milliseconds.
+
+    :meth:`request` schedules a call (immediately if the last one is older than the
+    interval, else at the interval's end); :meth:`flush` calls now if a call is pending;
+    :meth:`cancel` drops a pending call. ``calls`` counts callbacks made.
+    """
+
+    def __init__(
+        self,
+        callback: Callable[[], None],
+        interval_ms: int = FRAME_MS,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._callback = callback
+        self._interval = interval_ms
+        self._last = 0.0
+        self._pending = False
+        self.calls = 0
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._fire)
+
+    @property
+    def pending(self) -> bool:
+        return self._pending
+
+    def request(self) -> None:
+        """Ask for a call; several requests within one interval make one call."""
+        if self._pending:
+            return
+        self._pending = True
+        elapsed_ms = (time.monotonic() - self._last) * 1000
+        self._timer.start(max(0, int(self._interval - elapsed_ms)))
+
+    def flush(self) -> None:
+        """Make the pending call now (no-op when none is pending)."""
+        if self._pending:
+            self._timer.stop()
+            self._fire()
+
+    def cancel(self) -> None:
+        """Forget a pending call."""
+        self._timer.stop()
+        self._pending = False
+
+    def _fire(self) -> None:
+        self._pending = False
+        self._last = time.monotonic()
+        self.calls += 1
+        self._callback()

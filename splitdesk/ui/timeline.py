@@ -1,0 +1,427 @@
+"""The timeline: one lane per request, seconds from the run's start, drawn live.
+
+Lanes (top to bottom): the combined request, then one per parallel request, then the
+sequential baseline. Each request is a bar from send to its last token: the wait for the
+first token hatched, streaming solid in the question's colour. Inside the combined bar
+each answer is its own segment, coloured and numbered, so "answer 5 starts late" is
+visible at a glance while the parallel lanes all start together. A dashed line marks
+"now"; outlined ghost bars show the cost model's prediction (built-in endpoint).
+
+pyqtgraph items are created once and updated in place with ``setOpts`` (one
+``BarGraphItem`` per style), repainted at most ~30 times a second while a run is live.
+The timeline reads the run's state; it measures nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QCursor, QFontMetrics
+from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
+
+from splitdesk.core.predict import PredictedRequest
+from splitdesk.core.questions import shorten
+from splitdesk.core.run_state import RequestTrace, RunState
+from splitdesk.ui.theme import Theme, lane_hex, ui_font
+from splitdesk.ui.throttle import Throttle
+
+BAR_HEIGHT = 0.62
+LIVE_MS = 33
+
+
+@dataclass
+class Bar:
+    """One drawn rectangle and what it means (for the hover text)."""
+
+    lane: int
+    x0: float
+    x1: float
+    kind: str  # "wait", "stream", "ghost"
+    color: str
+    tip: str
+
+
+class Timeline(QWidget):
+    """The live timeline of a run (see module docstring)."""
+
+    def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.scale = scale
+        self.state: RunState | None = None
+        self.questions: list[str] = []
+        self.predictions: list[PredictedRequest] | None = None
+        self.bars: list[Bar] = []
+        self.lanes: list[str] = []
+        self.segment_counts: dict[int, int] = {}
+
+        pg.setConfigOptions(antialias=True)
+        self.plot = pg.PlotWidget(background=theme.window)
+        self.plot.setMouseEnabled(x=True, y=False)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        item = self.plot.getPlotItem()
+        item.invertY(True)
+        font = ui_font(scale, 0)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(theme.border))
+            axis.setTextPen(pg.mkPen(theme.text))
+            axis.setStyle(tickFont=font)
+        item.getAxis("bottom").setLabel(
+            "seconds since the run started",
+            color=theme.muted,
+            **{"font-size": f"{round(10 * scale)}pt"},
+        )
+
+        wait_brush = QBrush(QColor(theme.waiting), Qt.BrushStyle.BDiagPattern)
+        self.wait_item = pg.BarGraphItem(
+            x0=[0],
+            width=[0],
+            y=[0],
+            height=BAR_HEIGHT,
+            brush=wait_brush,
+            pen=pg.mkPen(theme.waiting),
+        )
+        self.stream_item = pg.BarGraphItem(
+            x0=[0], width=[0], y=[0], height=BAR_HEIGHT, brush=theme.combined, pen=None
+        )
+        ghost_pen = pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine)
+        self.ghost_item = pg.BarGraphItem(
+            x0=[0], width=[0], y=[0], height=BAR_HEIGHT + 0.18, brush=None, pen=ghost_pen
+        )
+        self.ghost_item.setZValue(-5)
+        self.marks = pg.ScatterPlotItem(size=14 * scale, pxMode=True)
+        self.now_line = pg.InfiniteLine(
+            angle=90, pen=pg.mkPen(theme.accent, width=2, style=Qt.PenStyle.DashLine)
+        )
+        for it in (self.ghost_item, self.wait_item, self.stream_item, self.marks, self.now_line):
+            self.plot.addItem(it)
+            it.hide()
+        self.labels: list[pg.TextItem] = []
+
+        self.legend = QLabel(self._legend_html())
+        self.legend.setObjectName("hint")
+        self.legend.setFont(ui_font(scale, -0.5))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.legend)
+        lay.addWidget(self.plot, 1)
+
+        self.throttle = Throttle(self.refresh, LIVE_MS, self)
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(LIVE_MS)
+        self._ticker.timeout.connect(self.throttle.request)
+        self.plot.scene().sigMouseMoved.connect(self._hover)
+
+    def _legend_html(self) -> str:
+        t = self.theme
+        sw = "display:inline-block;"
+        return (
+            f"<span style='color:{t.waiting}'>▨</span> waiting for first token &nbsp;&nbsp;"
+            f"<span style='color:{lane_hex(0)}'>■</span><span style='color:{lane_hex(1)}'>■</span>"
+            f"<span style='color:{lane_hex(2)}'>■</span> streaming (one colour per question; numbered "
+            f"segments = answers inside the combined reply) &nbsp;&nbsp;"
+            f"<span style='color:{t.accent};{sw}'>┆</span> now &nbsp;&nbsp;"
+            f"<span style='color:{t.muted}'>┄▭</span> predicted by the cost model"
+        )
+
+    # -- binding --------------------------------------------------------------------------------
+    def bind(self, state: RunState, questions: list[str]) -> None:
+        """Draw ``state`` from now on (clears the previous run)."""
+        self.state = state
+        self.questions = questions
+        self.predictions = None
+        self._ticker.start()
+        self.throttle.request()
+
+    def set_predictions(self, predictions: list[PredictedRequest]) -> None:
+        """Ghost bars for the predicted timing of each request (index order)."""
+        self.predictions = predictions
+        self.throttle.request()
+
+    def finish(self) -> None:
+        """The run is over: stop the live ticker and paint the final picture."""
+        self._ticker.stop()
+        self.throttle.request()
+        self.throttle.flush()
+
+    # -- geometry of the run --------------------------------------------------------------------
+    def _origins(self, state: RunState) -> dict[int, float]:
+        """Per phase: the earliest send (each phase starts at its own t = 0)."""
+        origins: dict[int, float] = {}
+        for r in state.requests:
+            if r.t_send is not None:
+                origins[r.phase] = min(origins.get(r.phase, r.t_send), r.t_send)
+        return origins
+
+    def _lane_of(self, r: RequestTrace, lanes: dict[str, int]) -> int:
+        key = "sequential" if r.group == "sequential" else f"{r.group}:{r.req}"
+        if key not in lanes:
+            lanes[key] = len(lanes)
+        return lanes[key]
+
+    def _label(self, r: RequestTrace) -> str:
+        if r.group == "combined":
+            return f"Combined ({len(r.questions)} in 1)"
+        if r.group == "sequential":
+            return "Sequential"
+        q = r.questions[0]
+        text = self.questions[q] if q < len(self.questions) else ""
+        return f"Q{q + 1} {shorten(text, 22)}"
+
+    # -- painting -------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        state = self.state
+        if state is None or state.info is None:
+            return
+        running = state.ended is None
+        now_abs = (time.perf_counter_ns() - state.info.t0_ns) / 1e9 if running else None
+        origins = self._origins(state)
+        lanes: dict[str, int] = {}
+        lane_names: dict[int, str] = {}
+        bars: list[Bar] = []
+        marks: list[tuple[float, int, str, str]] = []
+        end_labels: list[tuple[float, int, str]] = []
+        seg_labels: list[tuple[float, int, str, str]] = []
+        self.segment_counts = {}
+        current_phase = max(origins) if origins else 0
+        for r in state.requests:
+            lane = self._lane_of(r, lanes)
+            lane_names[lane] = self._label(r)
+            if r.t_send is None:
+                continue
+            o = origins[r.phase]
+            send = r.t_send - o
+            live_now = (now_abs - o) if (now_abs is not None and r.outcome is None) else None
+            first = r.first_text_t if r.first_text_t is not None else r.first_tool_t
+            last = r.last_token_t
+            color = self.theme.combined if r.group == "combined" else lane_hex(r.questions[0])
+            name = lane_names[lane]
+            wait_end = (
+                (first - o)
+                if first is not None
+                else (live_now if live_now is not None else (r.t_end or r.t_send) - o)
+            )
+            if wait_end > send:
+                ttft = f"TTFT {first - r.t_send:.3f} s" if first is not None else "no token yet"
+                bars.append(
+                    Bar(
+                        lane,
+                        send,
+                        wait_end,
+                        "wait",
+                        self.theme.waiting,
+                        f"{name}\nsent at {send:.3f} s · {ttft}",
+                    )
+                )
+            if first is not None:
+                stream_end = (
+                    live_now
+                    if live_now is not None
+                    else ((last if last is not None else first) - o)
+                )
+                count = self._stream_bars(
+                    r, lane, o, first - o, stream_end, color, name, bars, seg_labels
+                )
+                self.segment_counts[r.req] = count
+                end_labels.append((stream_end, lane, f"{stream_end:.1f} s"))
+            if r.outcome == "failed":
+                x = (r.t_end or r.t_send) - o
+                marks.append(
+                    (
+                        x,
+                        lane,
+                        self.theme.error,
+                        f"{name}\nfailed at {x:.2f} s: {r.error.message if r.error else ''}",
+                    )
+                )
+            elif r.outcome == "stopped":
+                x = (r.t_end or r.t_send) - o
+                marks.append((x, lane, self.theme.muted, f"{name}\nstopped at {x:.2f} s"))
+            if self.predictions is not None and r.req < len(self.predictions):
+                p = self.predictions[r.req]
+                if not p.rejected:
+                    bars.append(
+                        Bar(
+                            lane,
+                            send,
+                            send + p.e2e_s,
+                            "ghost",
+                            self.theme.muted,
+                            f"{name}\npredicted: TTFT {p.ttft_s or 0:.3f} s · last token {p.e2e_s:.2f} s",
+                        )
+                    )
+        self.bars = bars
+        self.lanes = [lane_names[i] for i in range(len(lanes))]
+        self._draw(bars, marks, seg_labels, end_labels, len(lanes))
+        if now_abs is not None and current_phase in origins:
+            self.now_line.setPos(now_abs - origins[current_phase])
+            self.now_line.show()
+        else:
+            self.now_line.hide()
+
+    def _stream_bars(
+        self,
+        r: RequestTrace,
+        lane: int,
+        o: float,
+        start: float,
+        end: float,
+        color: str,
+        name: str,
+        bars: list[Bar],
+        seg_labels: list[tuple[float, int, str, str]],
+    ) -> int:
+        """Streaming bars of one request; returns how many segments were drawn."""
+        if r.group != "combined" or not r.sections:
+            bars.append(
+                Bar(
+                    lane,
+                    start,
+                    max(end, start),
+                    "stream",
+                    color,
+                    f"{name}\nstreaming {start:.2f} → {end:.2f} s",
+                )
+            )
+            return 1
+        count = 0
+        spans = sorted(r.sections.values(), key=lambda s: s.start_t)
+        first_start = spans[0].start_t - o
+        if first_start > start + 1e-3:  # preamble before answer 1
+            bars.append(
+                Bar(
+                    lane,
+                    start,
+                    first_start,
+                    "stream",
+                    self.theme.combined,
+                    f"{name}\npreamble before the first answer",
+                )
+            )
+            count += 1
+        for i, s in enumerate(spans):
+            s0 = s.start_t - o
+            nxt = spans[i + 1].start_t - o if i + 1 < len(spans) else None
+            s1 = (s.end_t - o) if s.end_t is not None else (nxt if nxt is not None else end)
+            s1 = max(s1, s0)
+            q = s.question
+            bars.append(
+                Bar(
+                    lane,
+                    s0,
+                    s1,
+                    "stream",
+                    lane_hex(q),
+                    f"Answer {q + 1} inside the combined reply\nstarts {s0:.2f} s · ends {s1:.2f} s",
+                )
+            )
+            seg_labels.append((s0, lane, str(q + 1), lane_hex(q)))
+            count += 1
+        return count
+
+    def _draw(
+        self,
+        bars: Sequence[Bar],
+        marks: list[tuple[float, int, str, str]],
+        seg_labels: list[tuple[float, int, str, str]],
+        end_labels: list[tuple[float, int, str]],
+        n_lanes: int,
+    ) -> None:
+        for kind, item in (
+            ("wait", self.wait_item),
+            ("stream", self.stream_item),
+            ("ghost", self.ghost_item),
+        ):
+            mine = [b for b in bars if b.kind == kind]
+            if not mine:
+                item.hide()
+                continue
+            x0 = np.array([b.x0 for b in mine])
+            opts: dict[str, object] = {
+                "x0": x0,
+                "width": np.maximum(np.array([b.x1 for b in mine]) - x0, 1e-4),
+                "y": np.array([b.lane for b in mine], dtype=float),
+            }
+            if kind == "stream":
+                opts["brushes"] = [pg.mkBrush(b.color) for b in mine]
+                opts["pens"] = [pg.mkPen(None)] * len(mine)
+            item.setOpts(**opts)
+            item.show()
+        if marks:
+            self.marks.setData(
+                x=[m[0] for m in marks],
+                y=[float(m[1]) for m in marks],
+                symbol=["x"] * len(marks),
+                brush=[pg.mkBrush(m[2]) for m in marks],
+                pen=[pg.mkPen(m[2], width=2) for m in marks],
+            )
+            self.marks.show()
+        else:
+            self.marks.hide()
+        self._draw_labels(seg_labels, end_labels)
+        self._set_lane_ticks()
+        xmax = max([b.x1 for b in bars] + [1.0])
+        self.plot.setXRange(0, xmax * 1.08, padding=0)
+        self.plot.setYRange(-0.6, max(n_lanes, 1) - 0.4, padding=0)
+
+    def _set_lane_ticks(self) -> None:
+        """Lane names on the left axis, which is made as wide as the widest (pyqtgraph
+        silently drops a tick label that does not fit)."""
+        axis = self.plot.getPlotItem().getAxis("left")
+        metrics = QFontMetrics(ui_font(self.scale, 0))
+        limit = int(260 * self.scale)
+        names = [metrics.elidedText(n, Qt.TextElideMode.ElideRight, limit) for n in self.lanes]
+        widest = max((metrics.horizontalAdvance(n) for n in names), default=40)
+        axis.setWidth(widest + int(24 * self.scale))
+        axis.setTicks([[(float(i), name) for i, name in enumerate(names)]])
+
+    def _draw_labels(
+        self,
+        seg_labels: list[tuple[float, int, str, str]],
+        end_labels: list[tuple[float, int, str]],
+    ) -> None:
+        wanted = len(seg_labels) + len(end_labels)
+        while len(self.labels) < wanted:
+            label = pg.TextItem(anchor=(0, 0.5))
+            label.setFont(ui_font(self.scale, 0, bold=True))
+            self.plot.addItem(label)
+            self.labels.append(label)
+        for label in self.labels[wanted:]:
+            label.hide()
+        for label, (x, lane, text, _) in zip(self.labels, seg_labels, strict=False):
+            label.setText(text, color="#101217")
+            label.setPos(QPointF(x, lane))
+            label.show()
+        for label, (x, lane, text) in zip(self.labels[len(seg_labels) :], end_labels, strict=False):
+            label.setText(text, color=self.theme.text)
+            label.setPos(QPointF(x, lane))
+            label.show()
+
+    # -- hover ----------------------------------------------------------------------------------
+    def bar_at(self, x: float, y: float) -> Bar | None:
+        """The bar under plot coordinates (``x`` s, ``y`` lane), preferring real over ghost."""
+        lane = round(y)
+        if abs(y - lane) > BAR_HEIGHT / 2 + 0.1:
+            return None
+        hits = [b for b in self.bars if b.lane == lane and b.x0 <= x <= b.x1]
+        hits.sort(key=lambda b: b.kind == "ghost")
+        return hits[0] if hits else None
+
+    def _hover(self, pos: QPointF) -> None:
+        vb = self.plot.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        p = vb.mapSceneToView(pos)
+        bar = self.bar_at(p.x(), p.y())
+        if bar is None:
+            QToolTip.hideText()
+            return
+        QToolTip.showText(QCursor.pos(), bar.tip, self.plot)
