@@ -71,13 +71,19 @@ def resolve_key(opts: BenchOptions) -> str | None:
     name = opts.api_key_env or get_provider(opts.api).key_env
     if opts.api_key_env and opts.api_key_env not in os.environ:
         raise BenchError(f"--api-key-env {opts.api_key_env}: that environment variable is not set")
-    return os.environ.get(name) if name else None
+    value = os.environ.get(name) if name else None
+    # A key pasted with its newline would be refused by h11, whose error quotes the header.
+    return value.strip() or None if value else None
 
 
 async def discover_model(endpoint: EndpointConfig) -> str:
-    """The endpoint's only model, for when ``--model`` was not given. Raises
-    :class:`BenchError` when there are several or none, or the list is unavailable."""
+    """The endpoint's only model, for when ``--model`` was not given: the one its base URL
+    names (an Azure deployment), else the only one it lists. Raises :class:`BenchError`
+    when there are several or none, or the list is unavailable."""
     provider = get_provider(endpoint.api)
+    named = provider.model_from_url(endpoint)
+    if named:
+        return named
     call = provider.models_request(endpoint)
     try:
         async with httpx.AsyncClient(
@@ -248,7 +254,7 @@ def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None 
             return 130
         info = {"url": redact(endpoint.base_url, key), "api": endpoint.api, "model": endpoint.model}
         if sim is not None:
-            info["url"] = f"builtin:{opts.profile} ({sim.openai_base_url})"
+            info["url"] = f"builtin:{opts.profile} ({base_url})"
             info["profile"] = opts.profile
         doc = bench_document(info, opts.questions, runs)
         table = format_table(doc, runs)

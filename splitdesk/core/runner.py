@@ -115,10 +115,25 @@ _SECRET_QUERY_RE = re.compile(
 )
 
 
+#: Shortest start of a secret that :func:`redact` removes where a message was clipped.
+_MIN_SECRET_PREFIX = 6
+
+
 def redact(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` and credential-looking URL query values replaced by ``***``."""
+    """``text`` with ``secret`` and credential-looking URL query values replaced by ``***``.
+
+    Error messages are clipped (to 120 or 300 characters) before they reach here, so a key
+    a server echoed can end up cut in two: its start, at the end of the text or just before
+    the clip's ``…``, is replaced too.
+    """
     if secret:
         text = text.replace(secret, "***")
+        for n in range(len(secret) - 1, _MIN_SECRET_PREFIX - 1, -1):
+            head = secret[:n]
+            if head + "…" in text:
+                text = text.replace(head + "…", "***…")
+            if text.endswith(head):
+                text = text[: len(text) - n] + "***"
     return _SECRET_QUERY_RE.sub(r"\1***", text)
 
 
@@ -214,6 +229,8 @@ class Runner:
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._ended: set[int] = set()
+        self._models_lock = asyncio.Lock()
+        self._models_note: str | None = None
 
     def _s(self, ns: int) -> float:
         return (ns - self._t0) / 1e9
@@ -334,6 +351,44 @@ class Runner:
 
         await asyncio.gather(*(one() for _ in range(n)))
 
+    async def _explain_404(self, client: httpx.AsyncClient, error: RequestError) -> RequestError:
+        """``error`` (an HTTP 404) with what the endpoint's model list says: the models it
+        serves when the requested one is not among them, or that the list is missing too
+        (a wrong base URL). Asked once per run; a failing list adds nothing."""
+        async with self._models_lock:
+            if self._models_note is None:
+                self._models_note = await self._models_note_for_404(client)
+        if not self._models_note:
+            return error
+        return RequestError(
+            error.kind, f"{error.message}; {self._models_note}", error.status, error.retry_after_s
+        )
+
+    async def _models_note_for_404(self, client: httpx.AsyncClient) -> str:
+        ep = self.config.endpoint
+        if not self.provider.lists_models:
+            return ""
+        call = self.provider.models_request(ep)
+        try:
+            response = await client.request(
+                call.method,
+                call.url,
+                headers=call.headers,
+                params=call.params or None,
+                timeout=min(5.0, self.config.timeouts.read),
+            )
+            if response.status_code == 404:
+                return "its model list is not found either: check the base URL"
+            if response.status_code >= 400:
+                return ""
+            models = self.provider.parse_models(response.json())
+        except (httpx.HTTPError, ValueError):
+            return ""
+        if not models or ep.model in models:
+            return ""
+        shown = ", ".join(models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+        return f"the endpoint serves: {shown}"
+
     def _end(
         self,
         i: int,
@@ -408,6 +463,8 @@ class Runner:
                 except httpx.HTTPError as exc:
                     error = classify_transport_error(exc, ep, self.config.timeouts.read)
                     t_end = self.now()
+                if error is not None and error.kind == ErrorKind.HTTP and error.status == 404:
+                    error = await self._explain_404(client, error)
                 if error is not None:
                     error = RequestError(
                         error.kind,

@@ -199,6 +199,8 @@ class Provider(ABC):
     key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     #: path the dialect's usual client appends to a server's root (``/v1`` for OpenAI)
     root_suffix: ClassVar[str] = "/v1"
+    #: :meth:`models_request` lists the models a request may name (a 404 can cite them)
+    lists_models: ClassVar[bool] = True
 
     def base_url_for_root(self, root: str) -> str:
         """The base URL of this dialect on a server whose root is ``root``."""
@@ -211,6 +213,11 @@ class Provider(ABC):
     @abstractmethod
     def decoder(self) -> StreamDecoder:
         """A fresh decoder for one response."""
+
+    def model_from_url(self, endpoint: EndpointConfig) -> str | None:
+        """The model the base URL itself names (Azure's deployment), or ``None`` when the
+        model must be listed or given."""
+        return None
 
     def models_request(self, endpoint: EndpointConfig) -> HttpCall:
         """The request listing the endpoint's models (``GET /v1/models`` by default)."""

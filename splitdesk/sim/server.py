@@ -2,8 +2,16 @@
 
 Routes (each dialect's wire format is documented in its module under ``sim/wire``):
 
-* ``GET /v1/models`` — the served model
+* ``GET /v1/models`` — the served model (Anthropic's list shape when the request carries
+  ``anthropic-version``, OpenAI's otherwise)
 * ``POST /v1/chat/completions``, ``POST /v1/completions`` — OpenAI, streaming or not
+* ``POST /v1/responses`` — OpenAI Responses
+* ``POST /openai/deployments/{deployment}/chat/completions`` and ``GET /openai/models`` —
+  Azure OpenAI (``api-version`` query required on the former)
+* ``POST /v1/messages`` — Anthropic Messages
+* ``POST /api/chat``, ``POST /api/generate``, ``GET /api/tags``, ``GET /api/version`` —
+  Ollama (NDJSON)
+* ``POST /generate_stream``, ``POST /generate``, ``GET /info`` — TGI
 * ``GET /_splitdesk/trace/{id}`` — the emission log of one request (``x-request-id``)
 * ``GET /_splitdesk/info`` — parameters and load
 * ``POST /_splitdesk/predict`` — the cost model's TTFT/E2E for a plan of requests
@@ -47,13 +55,32 @@ from splitdesk.sim.emission_log import EmissionLog, RequestRecord
 from splitdesk.sim.params import SimParams
 from splitdesk.sim.prompts import read_prompt
 from splitdesk.sim.scheduler import LiveSequence, Scheduler
+from splitdesk.sim.wire.anthropic import AnthropicMessages
+from splitdesk.sim.wire.azure import AzureChat
 from splitdesk.sim.wire.base import Dialect, GenRequest, Reply, WireError
+from splitdesk.sim.wire.ollama import OllamaChat, OllamaGenerate
 from splitdesk.sim.wire.openai import OpenAIChat, OpenAICompletions, openai_error
+from splitdesk.sim.wire.openai_responses import OpenAIResponses
+from splitdesk.sim.wire.tgi import TGIGenerate
 
 #: Largest request body accepted (bytes); bigger ones get 413.
 MAX_BODY_BYTES = 2 * 1024 * 1024
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (OpenAIChat(), OpenAICompletions())}
+#: Every dialect by its ``--api`` name (TGI's entry is ``/generate_stream``; ``/generate``
+#: is the same dialect, not streamed).
+DIALECTS: dict[str, Dialect] = {
+    d.name: d
+    for d in (
+        OpenAIChat(),
+        OpenAICompletions(),
+        OpenAIResponses(),
+        AzureChat(),
+        AnthropicMessages(),
+        OllamaChat(),
+        OllamaGenerate(),
+        TGIGenerate(streaming=True),
+    )
+}
 
 
 class _TrackedStream(StreamingResponse):
@@ -143,7 +170,8 @@ class SimServer:
         if request_id:
             headers["x-request-id"] = request_id
         body = dialect.error(err) if dialect else openai_error(err)
-        return JSONResponse(body, status_code=err.status, headers=headers)
+        status = dialect.status(err) if dialect else err.status
+        return JSONResponse(body, status_code=status, headers=headers)
 
     def _half_rtt(self) -> float:
         return self.params.scaled(self.params.rtt) / 2
@@ -154,15 +182,11 @@ class SimServer:
         rid = self.new_id()
         record = self.log.open(RequestRecord(rid, dialect.name, time.perf_counter_ns()))
         try:
-            gen = dialect.parse(await read_json(request))
-            if gen.model != self.params.model:
-                raise WireError(
-                    404,
-                    f"The model `{gen.model}` does not exist; "
-                    f"this server serves `{self.params.model}`.",
-                    param="model",
-                    code="model_not_found",
-                )
+            gen = dialect.parse_http(
+                await read_json(request), request.path_params, request.query_params
+            )
+            if not dialect.serves(gen.model, self.params.model):
+                raise dialect.model_not_found(gen.model, self.params.model)
         except WireError as err:
             record.status = err.status
             return self._error(dialect, err, rid)
@@ -191,8 +215,17 @@ class SimServer:
 
         tokens, finish = self.reply_tokens(gen)
         record.prompt_tokens = gen.prompt_tokens
-        reply = Reply(rid, gen.model, gen.prompt_tokens, gen.include_usage)
+        reply = Reply(
+            rid,
+            gen.model or self.params.model,
+            gen.prompt_tokens,
+            gen.include_usage,
+            planned_tokens=len(tokens),
+            finish_reason=finish,
+            received_ns=record.received_ns,
+        )
         self.active += 1
+        reply.submitted_ns = time.perf_counter_ns()
         live = self.scheduler.submit(gen.prompt_tokens, len(tokens))
 
         def close() -> None:
@@ -228,11 +261,16 @@ class SimServer:
         ev = await live.queue.get()
         start = reply.output_tokens
         reply.output_tokens += ev.tokens
+        if reply.first_token_ns is None:
+            reply.first_token_ns = ev.scheduled_ns
+        reply.last_token_ns = ev.scheduled_ns
+        text = "".join(tokens[start : reply.output_tokens])
+        reply.parts.append(text)
         if half:
             wait = (ev.scheduled_ns - time.perf_counter_ns()) / 1e9 + half
             if wait > 0:
                 await asyncio.sleep(wait)
-        return "".join(tokens[start : reply.output_tokens]), ev.tokens, ev.scheduled_ns, ev.done
+        return text, ev.tokens, ev.scheduled_ns, ev.done
 
     async def _stream(
         self,
@@ -276,6 +314,25 @@ class SimServer:
 
     # -- other routes ---------------------------------------------------------------------------
     async def models(self, request: Request) -> Response:
+        """``GET /v1/models``: Anthropic's list shape when asked with ``anthropic-version``
+        (https://docs.anthropic.com/en/api/models-list), OpenAI's otherwise."""
+        if "anthropic-version" in request.headers:
+            model = self.params.model
+            return JSONResponse(
+                {
+                    "data": [
+                        {
+                            "type": "model",
+                            "id": model,
+                            "display_name": model,
+                            "created_at": "2025-01-01T00:00:00Z",
+                        }
+                    ],
+                    "has_more": False,
+                    "first_id": model,
+                    "last_id": model,
+                }
+            )
         return JSONResponse(
             {
                 "object": "list",
@@ -287,6 +344,56 @@ class SimServer:
                         "owned_by": "splitdesk",
                     }
                 ],
+            }
+        )
+
+    async def ollama_tags(self, request: Request) -> Response:
+        """``GET /api/tags`` (Ollama's local models): the served model, ``:latest`` tagged."""
+        model = self.params.model
+        name = model if ":" in model else f"{model}:latest"
+        return JSONResponse(
+            {
+                "models": [
+                    {
+                        "name": name,
+                        "model": name,
+                        "modified_at": "2025-01-01T00:00:00Z",
+                        "size": 0,
+                        "digest": "0" * 64,
+                        "details": {
+                            "format": "gguf",
+                            "family": "splitdesk",
+                            "parameter_size": "0B",
+                            "quantization_level": "none",
+                        },
+                    }
+                ]
+            }
+        )
+
+    async def ollama_version(self, request: Request) -> Response:
+        """``GET /api/version``."""
+        return JSONResponse({"version": f"splitdesk-sim-{__version__}"})
+
+    async def tgi_info(self, request: Request) -> Response:
+        """``GET /info`` (TGI's server description; ``model_id`` names the model)."""
+        return JSONResponse(
+            {
+                "model_id": self.params.model,
+                "model_sha": None,
+                "model_pipeline_tag": "text-generation",
+                "max_concurrent_requests": 128,
+                "max_best_of": 2,
+                "max_stop_sequences": 4,
+                "max_input_tokens": 8191,
+                "max_total_tokens": 8192,
+                "max_batch_total_tokens": None,
+                "max_client_batch_size": 4,
+                "validation_workers": 2,
+                "router": "text-generation-router",
+                "version": f"splitdesk-sim-{__version__}",
+                "sha": None,
+                "docker_label": None,
             }
         )
 
@@ -379,6 +486,21 @@ def create_app(params: SimParams, profile: str = "custom") -> Starlette:
         Route("/v1/models", sim.models, methods=["GET"]),
         Route("/v1/chat/completions", route(DIALECTS["openai-chat"]), methods=["POST"]),
         Route("/v1/completions", route(DIALECTS["openai-completions"]), methods=["POST"]),
+        Route("/v1/responses", route(DIALECTS["openai-responses"]), methods=["POST"]),
+        Route(
+            "/openai/deployments/{deployment}/chat/completions",
+            route(DIALECTS["azure-openai"]),
+            methods=["POST"],
+        ),
+        Route("/openai/models", sim.models, methods=["GET"]),
+        Route("/v1/messages", route(DIALECTS["anthropic"]), methods=["POST"]),
+        Route("/api/chat", route(DIALECTS["ollama-chat"]), methods=["POST"]),
+        Route("/api/generate", route(DIALECTS["ollama-generate"]), methods=["POST"]),
+        Route("/api/tags", sim.ollama_tags, methods=["GET"]),
+        Route("/api/version", sim.ollama_version, methods=["GET"]),
+        Route("/generate_stream", route(DIALECTS["tgi"]), methods=["POST"]),
+        Route("/generate", route(TGIGenerate(streaming=False)), methods=["POST"]),
+        Route("/info", sim.tgi_info, methods=["GET"]),
         Route("/_splitdesk/trace/{request_id}", sim.trace, methods=["GET"]),
         Route("/_splitdesk/info", sim.info, methods=["GET"]),
         Route("/_splitdesk/predict", sim.predict, methods=["POST"]),

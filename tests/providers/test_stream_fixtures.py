@@ -28,7 +28,12 @@ from splitdesk.providers.base import (
 from splitdesk.providers.stream import iter_deltas
 from streamserver import ReplayServer, StreamFixture
 
-FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "streams").glob("*.json"))
+_FIXTURES_DIR = Path(__file__).parent.parent / "fixtures"
+#: the real-world sample (``streams``) and shapes written after the vendors' docs
+#: (``streams_extra``: Anthropic thinking, OpenAI Responses, Ollama timings, TGI, Azure)
+FIXTURES = sorted(_FIXTURES_DIR.glob("streams/*.json")) + sorted(
+    _FIXTURES_DIR.glob("streams_extra/*.json")
+)
 SUPPORTED = [f for f in FIXTURES if StreamFixture.load(f).api in PROVIDERS]
 
 # What each expected error must say, as a user reads it (the fixture's `error` describes it).
@@ -45,16 +50,18 @@ ERROR_CHECKS: dict[str, tuple[ErrorKind, int | None, list[str]]] = {
         ["Overloaded", "overloaded_error"],
     ),
     "38-ollama-midstream-error-object": (ErrorKind.SERVER, None, ["unknown error was encountered"]),
+    "53-openai-responses-error-event-midstream": (
+        ErrorKind.SERVER,
+        None,
+        ["The server had an error", "server_error"],
+    ),
+    "57-tgi-error-event-midstream": (ErrorKind.SERVER, None, ["CUDA out of memory", "generation"]),
 }
 
 
 def test_every_fixture_is_supported() -> None:
-    assert {StreamFixture.load(f).api for f in FIXTURES} <= set(PROVIDERS) | {
-        "anthropic",
-        "ollama-chat",
-        "ollama-generate",
-        "tgi",
-    }
+    assert {StreamFixture.load(f).api for f in FIXTURES} <= set(PROVIDERS)
+    assert SUPPORTED == FIXTURES
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,17 @@ class GenRequest:
 
 @dataclass
 class Reply:
-    """Per-response state a dialect formats events with."""
+    """Per-response state a dialect formats events with.
+
+    ``planned_tokens`` and ``finish_reason`` (generic: ``"stop"`` or ``"length"``) are known
+    before the first token, so a dialect can mark the last token event (TGI attaches its
+    ``details`` to it). ``parts``: the text sent so far, event by event. Times are
+    ``time.perf_counter_ns()``: ``received_ns`` when the request arrived, ``submitted_ns``
+    when the sequence was handed to the engine, ``first_token_ns``
+    and ``last_token_ns`` when the engine scheduled the first and latest token events.
+    ``events``: how many events a dialect has numbered so far (Responses'
+    ``sequence_number``).
+    """
 
     id: str
     model: str
@@ -64,6 +75,30 @@ class Reply:
     include_usage: bool
     created: int = field(default_factory=lambda: int(time.time()))
     output_tokens: int = 0
+    planned_tokens: int = 0
+    finish_reason: str = "stop"
+    parts: list[str] = field(default_factory=list)
+    received_ns: int = field(default_factory=time.perf_counter_ns)
+    submitted_ns: int | None = None
+    first_token_ns: int | None = None
+    last_token_ns: int | None = None
+    events: int = 0
+
+    @property
+    def text(self) -> str:
+        """The whole text sent so far."""
+        return "".join(self.parts)
+
+    @property
+    def is_last(self) -> bool:
+        """True once every planned token has been sent."""
+        return self.output_tokens >= self.planned_tokens
+
+    def next_sequence(self) -> int:
+        """A new event number, counting from 0."""
+        n = self.events
+        self.events += 1
+        return n
 
 
 def sse(data: Any, event: str | None = None) -> bytes:
@@ -169,6 +204,32 @@ class Dialect(ABC):
     def parse(self, body: Any) -> GenRequest:
         """Validate a request body; raises :class:`WireError` (4xx) when it is malformed."""
 
+    def parse_http(
+        self, body: Any, path_params: Mapping[str, str], query: Mapping[str, str]
+    ) -> GenRequest:
+        """Validate a request from its body, path parameters and query (Azure reads its
+        deployment from the path and ``api-version`` from the query). Default:
+        :meth:`parse` of the body. Raises :class:`WireError` (4xx)."""
+        return self.parse(body)
+
+    def serves(self, asked: str, served: str) -> bool:
+        """True when a request naming model ``asked`` reaches the model ``served``."""
+        return asked == served
+
+    def model_not_found(self, asked: str, served: str) -> WireError:
+        """The 404 for a request naming a model this server does not serve."""
+        return WireError(
+            404,
+            f"The model `{asked}` does not exist; this server serves `{served}`.",
+            param="model",
+            code="model_not_found",
+        )
+
+    def status(self, err: WireError) -> int:
+        """The HTTP status this dialect's servers answer ``err`` with (TGI: 422 for a
+        validation error)."""
+        return err.status
+
     def stream_start(self, reply: Reply) -> list[bytes]:
         """Events sent before the first token (role chunk, ``message_start`` …)."""
         return []
@@ -179,11 +240,12 @@ class Dialect(ABC):
 
     @abstractmethod
     def stream_end(self, reply: Reply, finish_reason: str) -> list[bytes]:
-        """Events after the last token (finish, usage, terminator)."""
+        """Events after the last token (finish, usage, terminator). ``finish_reason`` is
+        generic (``"stop"`` or ``"length"``); the dialect names it its own way."""
 
     @abstractmethod
-    def body(self, reply: Reply, text: str, finish_reason: str) -> dict[str, Any]:
-        """The whole reply of a non-streaming request."""
+    def body(self, reply: Reply, text: str, finish_reason: str) -> Any:
+        """The whole reply of a non-streaming request (JSON-ready)."""
 
     @abstractmethod
     def error(self, err: WireError) -> dict[str, Any]:

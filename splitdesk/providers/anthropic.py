@@ -1,0 +1,186 @@
+"""Anthropic Messages (``POST {base}/v1/messages``), streamed.
+
+Wire format: https://docs.anthropic.com/en/api/messages-streaming — SSE events named by
+``event:`` and by the JSON ``type`` field: ``message_start`` (its ``usage.output_tokens``
+is provisional), ``content_block_start`` / ``content_block_delta`` / ``content_block_stop``,
+``message_delta`` (``usage.output_tokens`` is cumulative: the last one wins), ``message_stop``,
+``ping``, and ``error`` events inside a 200 stream (``overloaded_error`` …).
+
+Variants handled (see ``tests/fixtures/streams``): gateways that drop the ``event:`` lines
+(the JSON ``type`` decides) or append OpenAI's ``data: [DONE]``; ``thinking_delta``
+(reasoning), ``signature_delta`` (ignored), ``input_json_delta`` (tool-call arguments); a
+``"type": "message"`` JSON body when ``stream`` is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from splitdesk.providers.base import (
+    Delta,
+    EndpointConfig,
+    ErrorDelta,
+    ErrorKind,
+    FinishDelta,
+    GenParams,
+    HttpCall,
+    Provider,
+    RequestError,
+    StreamDecoder,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+    error_message,
+)
+
+#: The API version header every request carries (the streaming format of this module).
+ANTHROPIC_VERSION = "2023-06-01"
+#: ``max_tokens`` is required by the Messages API; sent when the caller set no cap (tokens).
+DEFAULT_MAX_TOKENS = 1024
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def anthropic_error(obj: dict[str, Any], t_ns: int) -> list[Delta]:
+    """An ``{"type": "error", "error": {"type", "message"}}`` object as an
+    :class:`ErrorDelta` whose message names both the message and the error type
+    (https://docs.anthropic.com/en/api/messages-streaming#error-events)."""
+    return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(obj)))]
+
+
+def _block(block: Any, t_ns: int) -> list[Delta]:
+    """Deltas of a whole content block (``content_block_start`` or a JSON body's content)."""
+    if not isinstance(block, dict):
+        return []
+    kind = block.get("type")
+    if kind == "text" and _text(block.get("text")):
+        return [TextDelta(t_ns, block["text"])]
+    if kind == "thinking" and _text(block.get("thinking")):
+        return [TextDelta(t_ns, block["thinking"], reasoning=True)]
+    if kind in ("tool_use", "server_tool_use"):
+        tool_input = block.get("input")
+        arguments = json.dumps(tool_input) if tool_input else ""
+        return [ToolCallDelta(t_ns, _text(block.get("name")), arguments)]
+    return []
+
+
+def _delta(delta: Any, t_ns: int) -> list[Delta]:
+    """Deltas of a ``content_block_delta``'s ``delta`` object."""
+    if not isinstance(delta, dict):
+        raise ValueError("content_block_delta without a 'delta' object")
+    kind = delta.get("type")
+    if kind == "text_delta" and _text(delta.get("text")):
+        return [TextDelta(t_ns, delta["text"])]
+    if kind == "thinking_delta" and _text(delta.get("thinking")):
+        return [TextDelta(t_ns, delta["thinking"], reasoning=True)]
+    if kind == "input_json_delta" and _text(delta.get("partial_json")):
+        return [ToolCallDelta(t_ns, arguments=delta["partial_json"])]
+    return []  # signature_delta, citations_delta, empty deltas
+
+
+class AnthropicDecoder(StreamDecoder):
+    """Decoder of one Messages stream (https://docs.anthropic.com/en/api/messages-streaming).
+
+    Usage: ``message_start``'s input tokens are reported as prompt tokens at once; its
+    output count is provisional (usually 1) and never reported. ``message_delta`` carries
+    the cumulative output count: each one is reported, the last one wins.
+    """
+
+    def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
+        obj = json.loads(data)
+        if not isinstance(obj, dict):
+            raise ValueError("event is not a JSON object")
+        kind = obj.get("type") or event
+        if kind == "content_block_delta":
+            return _delta(obj.get("delta"), t_ns)
+        if kind == "content_block_start":
+            return _block(obj.get("content_block"), t_ns)
+        if kind == "message_start":
+            message = obj.get("message") or {}
+            usage = message.get("usage") if isinstance(message, dict) else None
+            prompt = _int(usage.get("input_tokens")) if isinstance(usage, dict) else None
+            return [UsageDelta(t_ns, None, prompt)] if prompt else []
+        if kind == "message_delta":
+            out: list[Delta] = []
+            delta = obj.get("delta") or {}
+            if isinstance(delta, dict) and delta.get("stop_reason"):
+                out.append(FinishDelta(t_ns, str(delta["stop_reason"])))
+            usage = obj.get("usage")
+            if isinstance(usage, dict) and _int(usage.get("output_tokens")) is not None:
+                out.append(
+                    UsageDelta(t_ns, usage["output_tokens"], _int(usage.get("input_tokens")))
+                )
+            return out
+        if kind == "error" or (kind is None and obj.get("error")):
+            return anthropic_error(obj, t_ns)
+        return []  # ping, content_block_stop, message_stop, future event types
+
+    def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
+        if not isinstance(body, dict):
+            raise ValueError("body is not a JSON object")
+        if body.get("type") == "error" or (body.get("error") and not body.get("content")):
+            return anthropic_error(body, t_ns)
+        out: list[Delta] = []
+        for block in body.get("content") or []:
+            out += _block(block, t_ns)
+        if body.get("stop_reason"):
+            out.append(FinishDelta(t_ns, str(body["stop_reason"])))
+        usage = body.get("usage")
+        if isinstance(usage, dict) and _int(usage.get("output_tokens")) is not None:
+            out.append(UsageDelta(t_ns, usage["output_tokens"], _int(usage.get("input_tokens"))))
+        return out
+
+
+class Anthropic(Provider):
+    """``anthropic``: one user message to the Messages API, streamed.
+
+    Wire format: https://docs.anthropic.com/en/api/messages-streaming. The key goes in
+    ``x-api-key`` (never ``Authorization``); ``max_tokens`` is required by the API, so
+    :data:`DEFAULT_MAX_TOKENS` is sent when :class:`GenParams` sets no cap. ``seed`` has no
+    Anthropic equivalent and is not sent. Models: ``GET {base}/v1/models`` (``data[].id``).
+    """
+
+    api = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    root_suffix = ""
+
+    def auth_headers(self, endpoint: EndpointConfig) -> dict[str, str]:
+        headers = dict(endpoint.headers)
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if endpoint.api_key:
+            headers["x-api-key"] = endpoint.api_key
+        return headers
+
+    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+        body: dict[str, Any] = {
+            "model": endpoint.model,
+            "max_tokens": params.max_tokens
+            if params.max_tokens is not None
+            else DEFAULT_MAX_TOKENS,
+            "messages": [{"role": "user", "content": prompt}],
+            "stream": params.stream,
+        }
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        headers = self.auth_headers(endpoint)
+        headers["Accept"] = "text/event-stream" if params.stream else "application/json"
+        return HttpCall("POST", endpoint.url("v1/messages"), headers, body, dict(endpoint.query))
+
+    def models_request(self, endpoint: EndpointConfig) -> HttpCall:
+        """``GET {base}/v1/models`` (Anthropic's list shape: ``data[].id``)."""
+        return HttpCall(
+            "GET",
+            endpoint.url("v1/models"),
+            self.auth_headers(endpoint),
+            params=dict(endpoint.query),
+        )
+
+    def decoder(self) -> StreamDecoder:
+        return AnthropicDecoder()

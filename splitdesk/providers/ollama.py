@@ -1,0 +1,200 @@
+"""Ollama's native API: ``POST {base}/api/chat`` and ``POST {base}/api/generate``.
+
+Wire format: https://github.com/ollama/ollama/blob/main/docs/api.md — newline-delimited
+JSON (``application/x-ndjson``), one object per line (framing: :mod:`splitdesk.providers.stream`,
+which also handles lines split across reads or coalesced into one). Chat lines carry
+``message.content`` (answer) and ``message.thinking`` (reasoning); generate lines
+``response`` and ``thinking``. The last line has ``"done": true`` with ``done_reason``,
+``eval_count`` (output tokens), ``prompt_eval_count`` and Ollama's own durations in
+nanoseconds. An ``{"error": …}`` line can arrive inside a 200 stream. A stream that ends
+without a ``done`` line is not an error: what arrived is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from splitdesk.providers.base import (
+    Delta,
+    EndpointConfig,
+    ErrorDelta,
+    ErrorKind,
+    FinishDelta,
+    Framing,
+    GenParams,
+    HttpCall,
+    Provider,
+    RequestError,
+    ServerTimingDelta,
+    StreamDecoder,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+    error_message,
+)
+
+#: Ollama's duration fields (nanoseconds) → the seconds keys of :class:`ServerTimingDelta`.
+DURATIONS = {
+    "total_duration": "total_s",
+    "load_duration": "load_s",
+    "prompt_eval_duration": "prompt_eval_s",
+    "eval_duration": "eval_s",
+}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def server_timings(obj: dict[str, Any]) -> dict[str, float]:
+    """Ollama's timing report of a ``done`` line in seconds: ``total_s``, ``load_s``,
+    ``prompt_eval_s``, ``eval_s`` (from the nanosecond ``*_duration`` fields), plus
+    ``eval_count`` and ``prompt_eval_count`` (tokens) — only the fields present
+    (https://github.com/ollama/ollama/blob/main/docs/api.md, "Response" of a final line)."""
+    out: dict[str, float] = {}
+    for field, key in DURATIONS.items():
+        ns = obj.get(field)
+        if isinstance(ns, int | float) and not isinstance(ns, bool):
+            out[key] = ns / 1e9
+    for field in ("eval_count", "prompt_eval_count"):
+        n = _int(obj.get(field))
+        if n is not None:
+            out[field] = float(n)
+    return out
+
+
+class OllamaDecoder(StreamDecoder):
+    """Decoder of Ollama NDJSON lines (https://github.com/ollama/ollama/blob/main/docs/api.md).
+
+    ``chat``: lines are ``/api/chat`` ones (text in ``message.content``, reasoning in
+    ``message.thinking``, tool calls in ``message.tool_calls``); otherwise ``/api/generate``
+    ones (``response`` and ``thinking``). Raises ``ValueError`` for a line that is not a
+    JSON object.
+    """
+
+    def __init__(self, chat: bool) -> None:
+        self.chat = chat
+
+    def _line(self, obj: Any, t_ns: int) -> list[Delta]:
+        if not isinstance(obj, dict):
+            raise ValueError("line is not a JSON object")
+        if obj.get("error"):
+            return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(obj)))]
+        out: list[Delta] = []
+        source = obj.get("message") if self.chat else obj
+        if isinstance(source, dict):
+            thinking = _text(source.get("thinking"))
+            if thinking:
+                out.append(TextDelta(t_ns, thinking, reasoning=True))
+            text = _text(source.get("content" if self.chat else "response"))
+            if text:
+                out.append(TextDelta(t_ns, text))
+            for call in source.get("tool_calls") or []:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict):
+                    args = fn.get("arguments")
+                    out.append(
+                        ToolCallDelta(t_ns, _text(fn.get("name")), json.dumps(args) if args else "")
+                    )
+        if obj.get("done") is True:
+            out += self._done(obj, t_ns)
+        return out
+
+    def _done(self, obj: dict[str, Any], t_ns: int) -> list[Delta]:
+        out: list[Delta] = []
+        tokens, prompt = _int(obj.get("eval_count")), _int(obj.get("prompt_eval_count"))
+        if tokens is not None or prompt is not None:
+            out.append(UsageDelta(t_ns, tokens, prompt))
+        if obj.get("done_reason"):
+            out.append(FinishDelta(t_ns, str(obj["done_reason"])))
+        timings = server_timings(obj)
+        if timings:
+            out.append(ServerTimingDelta(t_ns, timings))
+        return out
+
+    def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
+        return self._line(json.loads(data), t_ns)
+
+    def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
+        """A non-streamed reply is one line with ``done: true`` (or an error object)."""
+        return self._line(body, t_ns)
+
+
+class _Ollama(Provider):
+    """What both Ollama endpoints share: NDJSON framing, no key by default (a ``Bearer``
+    header is still sent when a key is given, for authenticating proxies), the
+    ``options`` object, and ``GET {base}/api/tags`` (``models[].name``) as the model list.
+    """
+
+    framing: ClassVar[Framing] = "ndjson"
+    key_env: ClassVar[str | None] = None
+    root_suffix: ClassVar[str] = ""
+    path: ClassVar[str]
+
+    def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+        body = self._body(endpoint, prompt, params)
+        body["stream"] = params.stream
+        options: dict[str, Any] = {}
+        if params.max_tokens is not None:
+            options["num_predict"] = params.max_tokens
+        if params.temperature is not None:
+            options["temperature"] = params.temperature
+        if params.seed is not None:
+            options["seed"] = params.seed
+        if options:
+            body["options"] = options
+        headers = self.auth_headers(endpoint)
+        headers["Accept"] = "application/x-ndjson" if params.stream else "application/json"
+        return HttpCall("POST", endpoint.url(self.path), headers, body, dict(endpoint.query))
+
+    def models_request(self, endpoint: EndpointConfig) -> HttpCall:
+        """``GET {base}/api/tags``."""
+        return HttpCall(
+            "GET",
+            endpoint.url("api/tags"),
+            self.auth_headers(endpoint),
+            params=dict(endpoint.query),
+        )
+
+    def parse_models(self, body: Any) -> list[str]:
+        """``models[].name`` of an ``/api/tags`` reply; ``ValueError`` without a list."""
+        models = body.get("models") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise ValueError("no 'models' list in the /api/tags response")
+        return [str(m["name"]) for m in models if isinstance(m, dict) and "name" in m]
+
+
+class OllamaChat(_Ollama):
+    """``ollama-chat``: ``POST {base}/api/chat`` with one user message
+    (https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion)."""
+
+    api = "ollama-chat"
+    path = "api/chat"
+
+    def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
+        return {"model": endpoint.model, "messages": [{"role": "user", "content": prompt}]}
+
+    def decoder(self) -> StreamDecoder:
+        return OllamaDecoder(chat=True)
+
+
+class OllamaGenerate(_Ollama):
+    """``ollama-generate``: ``POST {base}/api/generate`` with the prompt as plain text
+    (https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-completion)."""
+
+    api = "ollama-generate"
+    path = "api/generate"
+
+    def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
+        return {"model": endpoint.model, "prompt": prompt}
+
+    def decoder(self) -> StreamDecoder:
+        return OllamaDecoder(chat=False)

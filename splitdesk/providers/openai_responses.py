@@ -1,0 +1,176 @@
+"""OpenAI Responses API (``POST {base}/responses``), streamed.
+
+Wire format: https://platform.openai.com/docs/api-reference/responses-streaming — SSE
+events named by ``event:`` and by the JSON ``type``: ``response.created``,
+``response.output_text.delta`` (``delta``: answer text),
+``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``
+(reasoning), ``response.function_call_arguments.delta`` (tool-call arguments),
+``response.completed`` / ``response.incomplete`` (the final ``response`` object with
+``status`` and ``usage.output_tokens``), ``response.failed`` and ``error`` events. There is
+no terminator: the stream just ends. Every other event type is ignored.
+
+``response.incomplete`` is a finish, not a failure: it is how the API says that
+``max_output_tokens`` cut the answer (chat's ``finish_reason: "length"``), and the text
+stays valid. Its ``incomplete_details.reason`` becomes the finish reason.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from splitdesk.providers.base import (
+    Delta,
+    EndpointConfig,
+    ErrorDelta,
+    ErrorKind,
+    FinishDelta,
+    GenParams,
+    HttpCall,
+    Provider,
+    RequestError,
+    StreamDecoder,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+    error_message,
+)
+
+_REASONING = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def responses_error(obj: dict[str, Any], t_ns: int) -> list[Delta]:
+    """An ``error`` event (``{"type": "error", "code", "message"}``, or with a nested
+    ``error`` object), a ``response.failed`` event or an error body, as an
+    :class:`ErrorDelta` naming the message and the code
+    (https://platform.openai.com/docs/api-reference/responses-streaming/error)."""
+    inner: Any = obj
+    if isinstance(obj.get("response"), dict):  # response.failed: response.error
+        inner = obj["response"].get("error") or {"message": "the response failed"}
+    elif isinstance(obj.get("error"), dict | str):
+        inner = obj["error"]
+    if isinstance(inner, dict):
+        message = str(inner.get("message") or "").strip()
+        code = inner.get("code") or (inner.get("type") if inner.get("type") != "error" else None)
+        text = f"{message} ({code})" if message and code and str(code) not in message else message
+        text = text or error_message(inner)
+    else:
+        text = error_message(inner)
+    return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, text[:300]))]
+
+
+def _usage(response: Any, t_ns: int) -> list[Delta]:
+    usage = response.get("usage") if isinstance(response, dict) else None
+    if not isinstance(usage, dict):
+        return []
+    out, prompt = _int(usage.get("output_tokens")), _int(usage.get("input_tokens"))
+    if out is None or out <= 0:
+        return []
+    return [UsageDelta(t_ns, out, prompt if prompt else None)]
+
+
+def _finish(response: Any, t_ns: int) -> list[Delta]:
+    if not isinstance(response, dict):
+        return []
+    details = response.get("incomplete_details")
+    if isinstance(details, dict) and details.get("reason"):
+        return [FinishDelta(t_ns, str(details["reason"]))]
+    status = response.get("status")
+    return [FinishDelta(t_ns, str(status))] if status else []
+
+
+def _output_items(response: dict[str, Any], t_ns: int) -> list[Delta]:
+    """Deltas of a whole response object's ``output`` list (non-streamed body)."""
+    out: list[Delta] = []
+    for item in response.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "reasoning":
+            for part in item.get("summary") or []:
+                if isinstance(part, dict) and _text(part.get("text")):
+                    out.append(TextDelta(t_ns, part["text"], reasoning=True))
+        elif kind == "message":
+            for part in item.get("content") or []:
+                if not isinstance(part, dict):
+                    continue
+                text = _text(part.get("text")) or _text(part.get("refusal"))
+                if text:
+                    out.append(TextDelta(t_ns, text))
+        elif kind == "function_call":
+            out.append(ToolCallDelta(t_ns, _text(item.get("name")), _text(item.get("arguments"))))
+    return out
+
+
+class ResponsesDecoder(StreamDecoder):
+    """Decoder of Responses API events
+    (https://platform.openai.com/docs/api-reference/responses-streaming). Raises
+    ``ValueError`` for an event that is not a JSON object."""
+
+    def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
+        obj = json.loads(data)
+        if not isinstance(obj, dict):
+            raise ValueError("event is not a JSON object")
+        kind = obj.get("type") or event
+        if kind in ("response.output_text.delta", "response.refusal.delta"):
+            delta = _text(obj.get("delta"))
+            return [TextDelta(t_ns, delta)] if delta else []
+        if kind in _REASONING:
+            delta = _text(obj.get("delta"))
+            return [TextDelta(t_ns, delta, reasoning=True)] if delta else []
+        if kind == "response.function_call_arguments.delta":
+            delta = _text(obj.get("delta"))
+            return [ToolCallDelta(t_ns, arguments=delta)] if delta else []
+        if kind == "response.output_item.added":
+            item = obj.get("item")
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                return [ToolCallDelta(t_ns, name=_text(item.get("name")))]
+            return []
+        if kind in ("response.completed", "response.incomplete"):
+            response = obj.get("response")
+            return _usage(response, t_ns) + _finish(response, t_ns)
+        if kind in ("response.failed", "error") or (kind is None and obj.get("error")):
+            return responses_error(obj, t_ns)
+        return []
+
+    def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
+        """A whole ``response`` object, or an ``{"error": …}`` body."""
+        if not isinstance(body, dict):
+            raise ValueError("body is not a JSON object")
+        if body.get("error") and not body.get("output"):
+            return responses_error(body, t_ns)
+        if body.get("status") == "failed":
+            return responses_error({"response": body}, t_ns)
+        return _output_items(body, t_ns) + _usage(body, t_ns) + _finish(body, t_ns)
+
+
+class OpenAIResponses(Provider):
+    """``openai-responses``: the prompt as ``input`` to ``POST {base}/responses``, streamed
+    (https://platform.openai.com/docs/api-reference/responses-streaming).
+
+    ``max_output_tokens`` carries the cap; the Responses API has no ``seed``, so none is
+    sent. Usage always arrives in ``response.completed``; no option is needed.
+    """
+
+    api = "openai-responses"
+
+    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+        body: dict[str, Any] = {"model": endpoint.model, "input": prompt, "stream": params.stream}
+        if params.max_tokens is not None:
+            body["max_output_tokens"] = params.max_tokens
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        headers = self.auth_headers(endpoint)
+        headers["Accept"] = "text/event-stream" if params.stream else "application/json"
+        return HttpCall("POST", endpoint.url("responses"), headers, body, dict(endpoint.query))
+
+    def decoder(self) -> StreamDecoder:
+        return ResponsesDecoder()
