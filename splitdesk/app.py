@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication
 from splitdesk.core.run_state import RunState
 from splitdesk.core.settings import load_settings
 from splitdesk.ui.controller import RunController
+from splitdesk.ui.gc import GuiGarbageCollector
 from splitdesk.ui.main_window import MainWindow
 from splitdesk.ui.tasks import spawn
 from splitdesk.ui.theme import THEMES, apply_theme
@@ -81,6 +82,7 @@ def run_gui(opts: GuiOptions) -> int:
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    collector = GuiGarbageCollector()
     controller = RunController()
     window = MainWindow(settings, controller, theme, scale, icon)
     if problem:
@@ -120,4 +122,5 @@ def run_gui(opts: GuiOptions) -> int:
         QTimer.singleShot(300, window.start_run)
     with loop:
         loop.run_until_complete(closed.wait())
+    collector.stop()
     return result["status"]

@@ -418,7 +418,11 @@ class MainWindow(QMainWindow):
             spawn(self._close_async())
 
     async def _close_async(self) -> None:
-        self._persist.flush()
+        self._persist.cancel()
+        try:
+            await asyncio.to_thread(save_settings, self.settings)
+        except OSError as exc:
+            log.warning("could not save settings: %s", exc)
         try:
             await asyncio.wait_for(self.controller.shutdown(), 3.0)
         except (TimeoutError, Exception):

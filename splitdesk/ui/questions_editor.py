@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import ClassVar
 
 import qasync
 from pydantic import ValidationError
@@ -24,7 +25,6 @@ from PySide6.QtGui import (
     QKeySequence,
     QPainter,
     QPixmap,
-    QShortcut,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -78,9 +78,24 @@ def badge_icon(number: int, color: QColor, size: int = 22) -> QIcon:
 
 
 class QuestionList(QListWidget):
-    """Editable, drag-reorderable rows; Ctrl+V with several lines adds one row per line."""
+    """Editable, drag-reorderable rows with keyboard editing.
+
+    Signals:
+        pasted(list): Ctrl+V with text; one question per non-empty line.
+        command(str): a key asked for ``add`` (Ctrl+N), ``duplicate`` (Ctrl+D), ``remove``
+            (Delete), ``up`` or ``down`` (Ctrl+↑/↓).
+    """
 
     pasted = Signal(list)
+    command = Signal(str)
+
+    KEYS: ClassVar[dict[tuple[Qt.Key, bool], str]] = {
+        (Qt.Key.Key_N, True): "add",
+        (Qt.Key.Key_D, True): "duplicate",
+        (Qt.Key.Key_Up, True): "up",
+        (Qt.Key.Key_Down, True): "down",
+        (Qt.Key.Key_Delete, False): "remove",
+    }
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.matches(QKeySequence.StandardKey.Paste):
@@ -89,6 +104,11 @@ class QuestionList(QListWidget):
             if lines:
                 self.pasted.emit(lines)
                 return
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        command = self.KEYS.get((Qt.Key(event.key()), ctrl))
+        if command is not None:
+            self.command.emit(command)
+            return
         super().keyPressEvent(event)
 
 
@@ -169,17 +189,7 @@ class QuestionsEditor(QWidget):
         row.addWidget(button("↓", "Move down (Ctrl+↓)", lambda: self.move_row(1)))
         row.addWidget(button("✕", "Remove the selected question (Delete)", self.remove))
         row.addStretch(1)
-        for keys, slot in (
-            ("Ctrl+N", self.add_empty),
-            ("Ctrl+D", self.duplicate),
-            ("Ctrl+Up", lambda: self.move_row(-1)),
-            ("Ctrl+Down", lambda: self.move_row(1)),
-            ("Delete", self.remove),
-        ):
-            sc = QShortcut(QKeySequence(keys), self.list)
-            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            sc.activated.connect(slot)
-
+        self.list.command.connect(self._command)
         self.problem_label = QLabel("")
         self.problem_label.setObjectName("problem")
         self.problem_label.setWordWrap(True)
@@ -372,6 +382,15 @@ class QuestionsEditor(QWidget):
         self.list.insertItem(target, item)
         self.list.setCurrentRow(target)
         self._renumber()
+
+    def _command(self, name: str) -> None:
+        {
+            "add": self.add_empty,
+            "duplicate": self.duplicate,
+            "remove": self.remove,
+            "up": lambda: self.move_row(-1),
+            "down": lambda: self.move_row(1),
+        }[name]()
 
     def _item_changed(self, item: QListWidgetItem) -> None:
         if self._updating:

@@ -295,7 +295,7 @@ class Timeline(QWidget):
         count = 0
         spans = sorted(r.sections.values(), key=lambda s: s.start_t)
         first_start = spans[0].start_t - o
-        if first_start > start + 1e-3:  # preamble before answer 1
+        if spans[0].offset > 0 and first_start > start:  # text before the first marker
             bars.append(
                 Bar(
                     lane,
@@ -308,7 +308,8 @@ class Timeline(QWidget):
             )
             count += 1
         for i, s in enumerate(spans):
-            s0 = s.start_t - o
+            # A reply that opens with a marker: that answer starts with the first token.
+            s0 = start if i == 0 and s.offset == 0 else s.start_t - o
             nxt = spans[i + 1].start_t - o if i + 1 < len(spans) else None
             s1 = (s.end_t - o) if s.end_t is not None else (nxt if nxt is not None else end)
             s1 = max(s1, s0)

@@ -1,0 +1,75 @@
+"""The app as a process: closing it mid-run, or killing it, leaves nothing behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            out += [int(p) for p in (task / "children").read_text().split()]
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def start_app(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    app = subprocess.Popen(
+        [sys.executable, "-m", "splitdesk", "--run", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        sims = [c for c in children(app.pid) if b"sim" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        if sims:
+            time.sleep(1.5)  # well into the run: streams are open
+            return app, sims[0]
+        time.sleep(0.05)
+    app.kill()
+    app.wait()
+    pytest.fail("the app never started its built-in endpoint")
+
+
+def test_closing_mid_run_exits_cleanly_and_stops_the_endpoint(tmp_path: Path) -> None:
+    app, sim = start_app(tmp_path)
+    t0 = time.monotonic()
+    app.send_signal(signal.SIGTERM)  # the window closes as if the user closed it
+    code = app.wait(10)
+    took = time.monotonic() - t0
+    _, err = app.communicate()
+    assert code == 0, err
+    assert took < 2.0, took
+    assert not alive(sim)
+    assert "Traceback" not in err
+    assert (tmp_path / "settings.json").exists()  # settings were saved on the way out
+
+
+def test_killed_app_takes_its_endpoint_along(tmp_path: Path) -> None:
+    app, sim = start_app(tmp_path)
+    app.kill()
+    app.wait(5)
+    app.communicate()
+    deadline = time.monotonic() + 3
+    while alive(sim) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(sim)

@@ -1,0 +1,178 @@
+"""The window end to end: real widgets (offscreen), the real engine thread, the built-in
+endpoint in a child process, real loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from ui.conftest import wait_signal, wait_until
+
+from splitdesk.core.endpoints import EndpointSettings, KeySource
+from splitdesk.core.questions import DEFAULT_SET, builtin_sets
+from splitdesk.core.settings import AppSettings
+from splitdesk.sim import textgen
+from splitdesk.sim.params import SimParams
+from splitdesk.ui.panes import CombinedPane
+from streamserver import ReplayServer
+
+QUESTIONS = builtin_sets()[DEFAULT_SET].texts
+FAST = AppSettings(endpoint=EndpointSettings(speed=4.0))
+
+
+def expected_answer(question: str) -> str:
+    p = SimParams()
+    return "".join(textgen.answer_tokens(question, 0, p.answer_tokens, p.answer_spread))
+
+
+@pytest.mark.asyncio
+async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -> None:
+    window = make_window(FAST)
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 30)
+
+    n = len(QUESTIONS)
+    combined = [p for p in window.panes.values() if isinstance(p, CombinedPane)]
+    parallel = window.grid.panes
+    assert len(combined) == 1 and len(parallel) == n
+    # Every parallel pane shows exactly the answer the built-in endpoint sent for its question.
+    for q, pane in enumerate(parallel):
+        assert pane.text.toPlainText() == expected_answer(QUESTIONS[q])
+        assert "done" in pane.state.text()
+        assert "TTFT" in pane.stats.text() and "tok/s" in pane.stats.text()
+    # The combined pane holds all N answers, each marker found and painted as a heading.
+    text = combined[0].text.toPlainText()
+    for q in range(n):
+        assert f"Answer {q + 1}:" in text
+        assert expected_answer(QUESTIONS[q]) in text
+    assert sorted(combined[0]._headed) == list(range(n))
+    # Timeline: 1 + N lanes; the combined lane in N answer segments, the others in one.
+    timeline = window.timeline
+    assert len(timeline.lanes) == 1 + n
+    assert timeline.lanes[0].startswith("Combined")
+    combined_req = next(r.req for r in state.requests if r.group == "combined")
+    assert timeline.segment_counts[combined_req] == n
+    assert all(timeline.segment_counts[r.req] == 1 for r in state.requests if r.group == "parallel")
+    # Answer 5 starts late in the combined lane, with everyone else's start in the parallel lanes.
+    starts = [b.x0 for b in timeline.bars if b.kind == "stream" and b.lane == 0]
+    assert starts == sorted(starts) and starts[-1] > 1.0
+    assert max(b.x0 for b in timeline.bars if b.kind == "stream" and b.lane > 0) < 0.3
+    # Summary: the speed-up on the batching profile.
+    summary = window.summary.summary
+    assert summary is not None and summary.speedup is not None and summary.speedup > 2
+    assert "faster" in window.summary.headline.text()
+    assert "Stop" in window.stop_button.text() and not window.stop_button.isEnabled()
+    assert window.run_button.isEnabled()
+
+
+@pytest.mark.asyncio
+async def test_stop_mid_run_stops_every_pane_quickly_and_keeps_text(make_window: Any) -> None:
+    window = make_window(AppSettings())  # speed 1: ~10 s of combined reply
+    window.run_button.click()
+    await wait_until(
+        lambda: window.state is not None and all(r.text_len > 30 for r in window.state.requests)
+    )
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    finished = asyncio.ensure_future(wait_signal(window.runFinished, 5))
+    window.stop_button.click()
+    await wait_until(lambda: all("stopped" in p.state.text() for p in window.panes.values()), 2)
+    took = loop.time() - t0
+    assert took < 0.2, took
+    for pane in window.panes.values():
+        assert len(pane.text.toPlainText()) > 30  # partial text kept
+    await finished
+    assert "stopped" in window.summary.headline.text()
+    assert window.run_button.isEnabled()
+
+
+@pytest.mark.asyncio
+async def test_refused_connection_shows_a_clear_error_in_every_pane(make_window: Any) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    endpoint = EndpointSettings(preset="custom", base_url=f"http://127.0.0.1:{port}/v1", model="m")
+    window = make_window(AppSettings(endpoint=endpoint))
+    window.run_button.click()
+    await wait_signal(window.runFinished, 20)
+    assert window.panes
+    for pane in window.panes.values():
+        assert "failed" in pane.state.text()
+        assert pane.error.isVisible()
+        assert "is the server running at" in pane.error.text()
+    assert "failed" in window.summary.details.text()
+
+
+@pytest.mark.asyncio
+async def test_http_401_says_to_check_the_key_and_never_shows_it(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-window-test-SECRET-42"
+    monkeypatch.setenv("SPLITDESK_TEST_KEY", key)
+    body = json.dumps(
+        {
+            "error": {
+                "message": f"Incorrect API key provided: {key}",
+                "type": "invalid_request_error",
+            }
+        }
+    )
+    async with ReplayServer(401, {"content-type": "application/json"}, [body.encode()]) as server:
+        endpoint = EndpointSettings(
+            preset="custom",
+            base_url=server.url + "/v1",
+            model="m",
+            key_source=KeySource.ENV,
+            key_env="SPLITDESK_TEST_KEY",
+        )
+        window = make_window(AppSettings(endpoint=endpoint))
+        window.run_button.click()
+        await wait_signal(window.runFinished, 20)
+        assert any(key.encode() in head for head, _ in server.requests)
+    for pane in window.panes.values():
+        assert "HTTP 401" in pane.error.text() and "check the API key" in pane.error.text()
+        assert key not in pane.error.text()
+
+
+@pytest.mark.asyncio
+async def test_fewer_than_two_questions_disable_run_with_a_reason(make_window: Any) -> None:
+    window = make_window(AppSettings())
+    editor = window.questions
+    while editor.list.count() > 1:
+        editor.list.setCurrentRow(0)
+        editor.remove()
+    assert not window.run_button.isEnabled()
+    assert "at least 2 questions" in window.problem_label.text()
+    editor.paste_lines(["What is a prime number?", "", "Why do cats purr?"])
+    assert window.run_button.isEnabled()
+    assert editor.questions()[-2:] == ["What is a prime number?", "Why do cats purr?"]
+
+
+def test_questions_editor_rows(qtbot: Any) -> None:
+    from splitdesk.ui.questions_editor import QuestionsEditor
+    from splitdesk.ui.theme import DARK
+
+    editor = QuestionsEditor(DARK)
+    qtbot.addWidget(editor)
+    editor.show()
+    qtbot.waitExposed(editor)
+    n = len(editor.questions())
+    editor.list.setCurrentRow(0)
+    editor.duplicate()
+    assert editor.questions()[0] == editor.questions()[1] and len(editor.questions()) == n + 1
+    editor.list.setCurrentRow(0)
+    qtbot.keyClick(editor.list, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
+    assert editor.list.currentRow() == 1
+    editor.add_empty()
+    assert len(editor.questions()) == n + 1  # the empty row is skipped
+    assert "empty row" in editor.problem_label.text()
+    with qtbot.waitSignal(editor.changed):
+        editor.list.item(editor.list.count() - 1).setText("Line one\nLine two")
+    assert editor.questions()[-2:] == ["Line one", "Line two"]
+    qtbot.keyClick(editor.list, Qt.Key.Key_Delete)
+    assert len(editor.questions()) == n + 2
+    assert "Line one" not in editor.questions()
