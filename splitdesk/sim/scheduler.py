@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from splitdesk.sim.costmodel import BatchEngine, Sequence
@@ -22,6 +24,11 @@ from splitdesk.sim.params import SimParams
 # When the loop falls this far behind the schedule (an overloaded machine), restart the
 # schedule from now instead of emitting a burst of overdue steps.
 _RESYNC_NS = 50_000_000
+# The event loop's timers are only millisecond-precise (epoll): sleep until this close to
+# a step's end, then yield to the loop until it is due.
+_SPIN_NS = 1_200_000
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,10 +46,12 @@ class TokenEvent:
 
 @dataclass(eq=False)
 class LiveSequence:
-    """A request inside the live engine; read its :class:`TokenEvent` s from ``queue``."""
+    """A request inside the live engine. Its :class:`TokenEvent` s go to ``sink`` when one
+    is set (called synchronously at the step's end: it must not block), else to ``queue``."""
 
     seq: Sequence
     queue: asyncio.Queue[TokenEvent] = field(default_factory=asyncio.Queue)
+    sink: Callable[[TokenEvent], None] | None = None
 
 
 class Scheduler:
@@ -108,14 +117,23 @@ class Scheduler:
                 loop_start = now
             step = self.engine.plan_step()
             deadline = loop_start + int(step.duration * 1e9)
-            delay = (deadline - time.perf_counter_ns()) / 1e9
+            delay = (deadline - _SPIN_NS - time.perf_counter_ns()) / 1e9
             if delay > 0:
                 await asyncio.sleep(delay)
+            while time.perf_counter_ns() < deadline:  # noqa: ASYNC110 - a deadline, not an event
+                await asyncio.sleep(0)
             for em in self.engine.finish_step(step):
                 live = self._live.get(em.seq.key)
                 if live is None:
                     continue
-                live.queue.put_nowait(TokenEvent(em.tokens, deadline, em.done))
+                event = TokenEvent(em.tokens, deadline, em.done)
+                if live.sink is not None:
+                    try:
+                        live.sink(event)
+                    except Exception:  # one broken stream must not stop the engine
+                        log.exception("token sink failed")
+                else:
+                    live.queue.put_nowait(event)
                 if em.done:
                     del self._live[em.seq.key]
             loop_start = deadline

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import json
 import math
@@ -44,9 +45,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from splitdesk import __version__
 from splitdesk.sim import textgen
@@ -55,6 +55,7 @@ from splitdesk.sim.emission_log import EmissionLog, RequestRecord
 from splitdesk.sim.params import SimParams
 from splitdesk.sim.prompts import read_prompt
 from splitdesk.sim.scheduler import LiveSequence, Scheduler
+from splitdesk.sim.streaming import EngineStream, RawSendMiddleware
 from splitdesk.sim.wire.anthropic import AnthropicMessages
 from splitdesk.sim.wire.azure import AzureChat
 from splitdesk.sim.wire.base import Dialect, GenRequest, Reply, WireError
@@ -81,23 +82,6 @@ DIALECTS: dict[str, Dialect] = {
         TGIGenerate(streaming=True),
     )
 }
-
-
-class _TrackedStream(StreamingResponse):
-    """A streaming response that always runs ``on_close`` when it ends, however it ends
-    (finished, client gone, server shutting down) — even if the body never started."""
-
-    def __init__(
-        self, content: AsyncIterator[bytes], on_close: Callable[[], None], **kw: Any
-    ) -> None:
-        super().__init__(content, **kw)
-        self._on_close = on_close
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self._on_close()
 
 
 async def read_json(request: Request) -> Any:
@@ -248,11 +232,16 @@ class SimServer:
         except BaseException:
             close()
             raise
-        return _TrackedStream(
-            self._stream(dialect, reply, tokens, finish, live, record, half),
+        return EngineStream(  # type: ignore[return-value]
+            dialect,
+            reply,
+            tokens,
+            finish,
+            live,
+            record,
+            half,
             close,
-            media_type=dialect.stream_media_type,
-            headers={"x-request-id": rid, "cache-control": "no-cache"},
+            {"x-request-id": rid, "cache-control": "no-cache"},
         )
 
     async def _next_event_text(
@@ -271,29 +260,6 @@ class SimServer:
             if wait > 0:
                 await asyncio.sleep(wait)
         return text, ev.tokens, ev.scheduled_ns, ev.done
-
-    async def _stream(
-        self,
-        dialect: Dialect,
-        reply: Reply,
-        tokens: list[str],
-        finish: str,
-        live: LiveSequence,
-        record: RequestRecord,
-        half: float,
-    ) -> AsyncIterator[bytes]:
-        record.headers_ns = time.perf_counter_ns()
-        for chunk in dialect.stream_start(reply):
-            yield chunk
-        done = False
-        while not done:
-            text, n, scheduled, done = await self._next_event_text(live, tokens, reply, half)
-            record.events.append([scheduled, time.perf_counter_ns(), n])
-            yield dialect.stream_tokens(reply, text, n)
-        record.output_tokens = reply.output_tokens
-        record.finish_reason = finish
-        for chunk in dialect.stream_end(reply, finish):
-            yield chunk
 
     async def _collect(
         self,
@@ -476,6 +442,10 @@ def create_app(params: SimParams, profile: str = "custom") -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         sim.warm_up()
+        # Objects alive now (modules, the app) never become garbage: keep them out of the
+        # collector's scans, so its pauses stay short while tokens are due.
+        gc.collect()
+        gc.freeze()
         sim.scheduler.start()
         try:
             yield
@@ -550,12 +520,12 @@ async def serve(
     bound_port = sock.getsockname()[1]
     url_host = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(
-        create_app(params, profile),
+        RawSendMiddleware(create_app(params, profile)),
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=1,
         lifespan="on",
-        http="h11",
+        http="httptools",  # the protocol whose transport the short path writes to
         loop="asyncio",
         backlog=1024,
     )

@@ -56,6 +56,8 @@ def _event(data: dict[str, Any]) -> bytes:
 class AnthropicMessages(Dialect):
     """``POST /v1/messages``."""
 
+    text_only_events = True
+
     name = "anthropic"
 
     def parse(self, body: Any) -> GenRequest:

@@ -83,6 +83,7 @@ class Reply:
     first_token_ns: int | None = None
     last_token_ns: int | None = None
     events: int = 0
+    template: tuple[bytes, bytes] | bool | None = None
 
     @property
     def text(self) -> str:
@@ -192,6 +193,11 @@ def read_messages(messages: Any, system: str = "") -> tuple[str, int]:
     return last_user, total
 
 
+_PLACEHOLDER = "\x00splitdesk-text\x00"
+# One encoder for every event: json.dumps(..., ensure_ascii=False) builds a new one per call.
+_encode_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
 class Dialect(ABC):
     """How one API family shapes requests, streamed events, whole bodies and errors."""
 
@@ -237,6 +243,29 @@ class Dialect(ABC):
     @abstractmethod
     def stream_tokens(self, reply: Reply, text: str, tokens: int) -> bytes:
         """The event carrying ``text`` (``tokens`` tokens)."""
+
+    #: True when a token event's bytes depend on its text alone (no counters, no times),
+    #: so :meth:`fast_tokens` may serialise the event once and splice each text in.
+    text_only_events = False
+
+    def fast_tokens(self, reply: Reply, text: str, tokens: int) -> bytes:
+        """:meth:`stream_tokens`, faster: for ``text_only_events`` dialects the event is
+        serialised once per reply around a placeholder, then each text is JSON-encoded and
+        spliced in (byte for byte what :meth:`stream_tokens` gives)."""
+        if not self.text_only_events:
+            return self.stream_tokens(reply, text, tokens)
+        template = reply.template
+        if template is None:
+            sample = self.stream_tokens(reply, _PLACEHOLDER, tokens)
+            quoted = json.dumps(_PLACEHOLDER).encode()
+            if sample.count(quoted) == 1:
+                prefix, suffix = sample.split(quoted)
+                template = reply.template = (prefix, suffix)
+            else:
+                template = reply.template = False
+        if isinstance(template, bool):
+            return self.stream_tokens(reply, text, tokens)
+        return template[0] + _encode_text(text).encode() + template[1]
 
     @abstractmethod
     def stream_end(self, reply: Reply, finish_reason: str) -> list[bytes]:

@@ -61,6 +61,8 @@ def openai_error(err: WireError) -> dict[str, Any]:
 class OpenAIChat(Dialect):
     """``POST /v1/chat/completions``."""
 
+    text_only_events = True
+
     name = "openai-chat"
 
     def parse(self, body: Any) -> GenRequest:
@@ -140,6 +142,8 @@ class OpenAIChat(Dialect):
 
 class OpenAICompletions(Dialect):
     """``POST /v1/completions`` (legacy text completions)."""
+
+    text_only_events = True
 
     name = "openai-completions"
 

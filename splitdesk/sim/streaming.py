@@ -1,0 +1,215 @@
+"""Streaming replies of the built-in endpoint, written on the cost model's schedule.
+
+Every token event of every stream is due at the end of a step. With hundreds of streams,
+the time spent *handing* events to sockets is what makes them late, so the common case
+takes a short path: at the end of a step the scheduler calls :meth:`EngineStream.emit`
+for each sequence, synchronously, and the event's bytes go straight to the connection's
+asyncio transport as one HTTP/1.1 chunk — no task switch, no per-event coroutine, the
+event's JSON pre-serialised around its text (:meth:`Dialect.fast_tokens`).
+
+That short path needs uvicorn's httptools protocol (the ASGI ``send`` of which is a
+method of an object holding ``transport`` and ``chunked_encoding``); the raw ``send`` is
+stashed in the scope by :class:`RawSendMiddleware` before Starlette wraps it. Everything
+else (a simulated round trip, another server, HTTP/1.0 without chunking) takes the
+ordinary path: one task per stream awaiting its events and sending them through ASGI.
+This is hand-written because it is what the simulator exists for: emitting tokens on
+time. Headers, the first events, the end of the stream and errors still go through ASGI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from splitdesk.sim.emission_log import RequestRecord
+from splitdesk.sim.scheduler import LiveSequence, TokenEvent
+from splitdesk.sim.wire.base import Dialect, Reply
+
+log = logging.getLogger(__name__)
+
+RAW_SEND = "splitdesk.raw_send"
+
+
+class RawSendMiddleware:
+    """Outermost ASGI layer: keeps the server's own ``send`` in the scope."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope[RAW_SEND] = send
+        await self.app(scope, receive, send)
+
+
+class _Cycle(Protocol):
+    transport: asyncio.Transport
+    chunked_encoding: bool | None
+    disconnected: bool
+
+
+class DirectChunks:
+    """Writes HTTP/1.1 chunks straight to a uvicorn (httptools) connection's transport,
+    exactly as uvicorn's own ``send`` would (``%x\\r\\n`` size, data, ``\\r\\n``)."""
+
+    def __init__(self, cycle: _Cycle) -> None:
+        self.cycle = cycle
+
+    @classmethod
+    def for_scope(cls, scope: Scope) -> DirectChunks | None:
+        """The direct writer of this response, or ``None`` when the short path does not
+        apply (not uvicorn's httptools protocol, or no chunked encoding)."""
+        cycle = getattr(scope.get(RAW_SEND), "__self__", None)
+        if (
+            cycle is None
+            or not hasattr(cycle, "transport")
+            or getattr(cycle, "chunked_encoding", None) is not True
+        ):
+            return None
+        return cls(cycle)
+
+    def write(self, data: bytes) -> bool:
+        """Write one chunk; ``False`` when the client is gone."""
+        cycle = self.cycle
+        transport = cycle.transport
+        if cycle.disconnected or transport.is_closing():
+            return False
+        transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        return True
+
+
+async def _disconnected(receive: Receive) -> None:
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+class EngineStream:
+    """ASGI response streaming one sequence's token events in a dialect's wire format.
+
+    ``on_close`` runs however the response ends (finished, client gone, server stopping),
+    and frees the sequence's engine slot.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        reply: Reply,
+        tokens: list[str],
+        finish: str,
+        live: LiveSequence,
+        record: RequestRecord,
+        half_rtt: float,
+        on_close: Callable[[], None],
+        headers: dict[str, str],
+    ) -> None:
+        self.dialect = dialect
+        self.reply = reply
+        self.tokens = tokens
+        self.finish = finish
+        self.live = live
+        self.record = record
+        self.half_rtt = half_rtt
+        self.on_close = on_close
+        self.headers = MutableHeaders(headers)
+        self.headers["content-type"] = dialect.stream_media_type + (
+            "; charset=utf-8" if dialect.stream_media_type.startswith("text/") else ""
+        )
+        self._direct: DirectChunks | None = None
+        self._done: asyncio.Future[bool] | None = None
+
+    # -- one event -----------------------------------------------------------------------------
+    def _take(self, ev: TokenEvent) -> str:
+        """Account for ``ev`` on the reply; returns its text."""
+        reply = self.reply
+        start = reply.output_tokens
+        reply.output_tokens += ev.tokens
+        if reply.first_token_ns is None:
+            reply.first_token_ns = ev.scheduled_ns
+        reply.last_token_ns = ev.scheduled_ns
+        text = "".join(self.tokens[start : reply.output_tokens])
+        reply.parts.append(text)
+        return text
+
+    def emit(self, ev: TokenEvent) -> None:
+        """Write ``ev`` now (the scheduler's short path; called at the step's end)."""
+        done = self._done
+        direct = self._direct
+        if done is None or direct is None or done.done():
+            return
+        text = self._take(ev)
+        data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
+        self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
+        if not direct.write(data):
+            done.set_result(False)
+        elif ev.done:
+            done.set_result(True)
+
+    # -- the response ----------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.headers.raw})
+            self.record.headers_ns = time.perf_counter_ns()
+            for chunk in self.dialect.stream_start(self.reply):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            direct = None if self.half_rtt else DirectChunks.for_scope(scope)
+            body = self._short(direct) if direct is not None else self._ordinary(send)
+            finished = await self._until_disconnect(body, receive)
+            if not finished:
+                return
+            self.record.output_tokens = self.reply.output_tokens
+            self.record.finish_reason = self.finish
+            for chunk in self.dialect.stream_end(self.reply, self.finish):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            pass  # the client went away mid-write
+        finally:
+            self.live.sink = None
+            self.on_close()
+
+    @staticmethod
+    async def _until_disconnect(body: Coroutine[Any, Any, bool], receive: Receive) -> bool:
+        """Run ``body``; ``False`` as soon as the client disconnects instead."""
+        task = asyncio.ensure_future(body)
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (task, gone):
+                t.cancel()
+            await asyncio.gather(task, gone, return_exceptions=True)
+        if not task.done() or task.cancelled() or task.exception() is not None:
+            return False
+        return bool(task.result())
+
+    async def _short(self, direct: DirectChunks) -> bool:
+        self._direct = direct
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._done = done
+        while not self.live.queue.empty():  # events that came before the sink was set
+            self.emit(self.live.queue.get_nowait())
+        self.live.sink = self.emit
+        return await done
+
+    async def _ordinary(self, send: Send) -> bool:
+        done = False
+        while not done:
+            ev = await self.live.queue.get()
+            text = self._take(ev)
+            if self.half_rtt:  # the event travels half a round trip to the client
+                wait = (ev.scheduled_ns - time.perf_counter_ns()) / 1e9 + self.half_rtt
+                if wait > 0:
+                    await asyncio.sleep(wait)
+            self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
+            data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+            done = ev.done
+        return True
