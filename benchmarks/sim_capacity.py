@@ -16,8 +16,8 @@ import asyncio
 import time
 
 import httpx
-from common import describe, emission_logs, pct
 
+from common import describe, emission_logs, pct
 from splitdesk.sim.launcher import start_sim
 
 

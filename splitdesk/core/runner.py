@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import anyio._backends._asyncio  # noqa: F401 - see below
 import httpx
 
+from splitdesk.core import arrivals
 from splitdesk.core.events import (
     HeadersReceived,
     PhaseStarted,
@@ -194,6 +195,12 @@ def classify_transport_error(
     return RequestError(ErrorKind.PROTOCOL, f"{type(exc).__name__}: {exc}")
 
 
+def _transports(client: httpx.AsyncClient) -> list[httpx.AsyncHTTPTransport]:
+    """The client's transports (its default one and the proxy mounts from the environment)."""
+    found = [client._transport, *client._mounts.values()]
+    return [t for t in found if isinstance(t, httpx.AsyncHTTPTransport)]
+
+
 class _HttpTrace:
     """httpcore's ``trace`` extension hook: connect and response-header times."""
 
@@ -228,6 +235,9 @@ class Runner:
         self._t0 = 0
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
+        #: True when this run's responses are stamped where the event loop received them
+        #: (:mod:`splitdesk.core.arrivals`), not after parsing.
+        self.arrival_stamps = False
         self._ended: set[int] = set()
         self._models_lock = asyncio.Lock()
         self._models_note: str | None = None
@@ -294,6 +304,7 @@ class Runner:
                 trust_env=True,
                 follow_redirects=False,
             ) as client:
+                self.arrival_stamps = all(arrivals.install(t) for t in _transports(client))
                 first = 0
                 for p, phase in enumerate(plan.phases):
                     if self.config.warm_connections:
@@ -442,10 +453,15 @@ class Runner:
                 error: RequestError | None = None
                 try:
                     response = await client.send(request, stream=True)
+                    clock = arrivals.arrival_clock(response, self.clock)
                     try:
                         self.emit(
                             HeadersReceived(
-                                self._s(hook.headers or self.clock()),
+                                self._s(
+                                    clock()
+                                    if clock is not self.clock
+                                    else hook.headers or self.clock()
+                                ),
                                 i,
                                 response.status_code,
                                 response.headers.get("x-request-id"),
@@ -455,7 +471,7 @@ class Runner:
                             )
                         )
                         finish, error, last_text_t = await self._consume(
-                            response, i, parser, last_text_t
+                            response, i, parser, last_text_t, clock
                         )
                         t_end = self.now()  # the stream's end, before closing the response
                     finally:
@@ -507,12 +523,13 @@ class Runner:
         i: int,
         parser: SectionParser | None,
         last_text_t: float | None,
+        clock: Clock,
     ) -> tuple[str | None, RequestError | None, float | None]:
-        """Emit the events of one response's stream; returns (finish reason, error, time of
-        the last answer text)."""
+        """Emit the events of one response's stream, stamped by ``clock`` (the arrival of
+        the bytes read last); returns (finish reason, error, time of the last answer text)."""
         finish: str | None = None
         error: RequestError | None = None
-        deltas = iter_deltas(response, self.provider.decoder(), self.provider.framing, self.clock)
+        deltas = iter_deltas(response, self.provider.decoder(), self.provider.framing, clock)
         async with contextlib.aclosing(deltas):
             async for delta in deltas:
                 if isinstance(delta, TextDelta):

@@ -1,0 +1,237 @@
+"""Arrival timestamps taken the moment the event loop receives bytes from the socket.
+
+The runner reads a stream through httpx → httpcore → h11 → SSE decoding. When dozens of
+streams deliver tokens in the same instant, a timestamp taken after that whole chain for
+stream k carries the Python time spent on streams 1…k−1 (~0.1 ms each): several
+milliseconds of error at 32 streams. So the HTTP client runs on
+:class:`TimestampingBackend`, an httpcore network backend over plain asyncio transports
+whose protocol stamps every received piece in ``data_received`` — in the same loop
+iteration that polled the socket, before any task resumes. The stream hands pieces up one
+at a time and remembers the arrival time of the last one handed up
+(:attr:`TimestampedStream.last_arrival_ns`); the runner's clock reads it through
+``response.extensions["network_stream"]``.
+
+Hand-written because it *is* the measurement: no HTTP library exposes per-read arrival
+times. It implements httpcore's documented ``AsyncNetworkBackend`` interface
+(https://www.encode.io/httpcore/network-backends/); httpx does not take a network backend
+as an argument, so :func:`install` sets it on the transport's connection pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import httpcore
+import httpx
+
+SocketOption = (
+    tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+)
+
+
+class _Protocol(asyncio.Protocol):
+    """Buffers received pieces with their arrival time (``time.perf_counter_ns``)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.pieces: deque[tuple[int, bytes]] = deque()
+        self.readable = asyncio.Event()
+        self.writable = asyncio.Event()
+        self.writable.set()
+        self.eof = False
+        self.error: BaseException | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.pieces.append((time.perf_counter_ns(), data))
+        self.readable.set()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self.readable.set()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.error = exc
+        self.readable.set()
+        self.writable.set()
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+
+class TimestampedStream(httpcore.AsyncNetworkStream):
+    """An httpcore network stream over an asyncio transport. ``last_arrival_ns``: when the
+    bytes most recently returned by :meth:`read` arrived (``time.perf_counter_ns``)."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self.last_arrival_ns: int | None = None
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        """The oldest received piece (at most ``max_bytes``); ``b""`` at end of stream.
+        Raises ``httpcore.ReadTimeout`` after ``timeout`` s without data, and
+        ``httpcore.ReadError`` when the connection broke."""
+        p = self._protocol
+        if not p.pieces and not p.eof:
+            p.readable.clear()
+            try:
+                await asyncio.wait_for(p.readable.wait(), timeout)
+            except TimeoutError:
+                raise httpcore.ReadTimeout(f"no data for {timeout} s") from None
+        if p.pieces:
+            arrived, data = p.pieces.popleft()
+            if len(data) > max_bytes:
+                p.pieces.appendleft((arrived, data[max_bytes:]))
+                data = data[:max_bytes]
+            self.last_arrival_ns = arrived
+            return data
+        if p.error is not None:
+            raise httpcore.ReadError(str(p.error) or type(p.error).__name__) from p.error
+        return b""
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        """Send ``buffer``; raises ``httpcore.WriteError``/``WriteTimeout``."""
+        if not buffer:
+            return
+        if self._transport.is_closing():
+            raise httpcore.WriteError("the connection is closed")
+        self._transport.write(buffer)
+        if not self._protocol.writable.is_set():
+            try:
+                await asyncio.wait_for(self._protocol.writable.wait(), timeout)
+            except TimeoutError:
+                raise httpcore.WriteTimeout(f"could not write for {timeout} s") from None
+        if self._protocol.error is not None:
+            raise httpcore.WriteError(str(self._protocol.error))
+
+    async def aclose(self) -> None:
+        self._transport.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Upgrade to TLS in place (same protocol, new transport)."""
+        loop = asyncio.get_running_loop()
+        try:
+            transport = await asyncio.wait_for(
+                loop.start_tls(
+                    self._transport, self._protocol, ssl_context, server_hostname=server_hostname
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            raise httpcore.ConnectTimeout("the TLS handshake timed out") from None
+        except (OSError, ssl.SSLError) as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        assert isinstance(transport, asyncio.Transport)
+        self._protocol.transport = transport
+        return TimestampedStream(transport, self._protocol)
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "ssl_object":
+            return self._transport.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return self._transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return self._transport.get_extra_info("peername")
+        if info == "socket":
+            return self._transport.get_extra_info("socket")
+        if info == "is_readable":  # httpcore asks this of idle connections: dropped by the peer?
+            return bool(self._protocol.pieces) or self._protocol.eof
+        return None
+
+
+class TimestampingBackend(httpcore.AsyncNetworkBackend):
+    """httpcore network backend yielding :class:`TimestampedStream` s (asyncio only)."""
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            transport, protocol = await asyncio.wait_for(
+                loop.create_connection(
+                    _Protocol, host, port, local_addr=(local_address, 0) if local_address else None
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            for option in socket_options or ():
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(*option)
+            with contextlib.suppress(OSError):  # asyncio does this too; make sure
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return TimestampedStream(transport, protocol)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            transport, protocol = await asyncio.wait_for(
+                loop.create_unix_connection(_Protocol, path), timeout
+            )
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"connecting to {path} timed out") from None
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        return TimestampedStream(transport, protocol)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def install(transport: httpx.AsyncHTTPTransport) -> bool:
+    """Make ``transport`` connect through :class:`TimestampingBackend`. Returns ``False``
+    (and changes nothing) when this httpx no longer keeps its pool where expected; the
+    runner then falls back to stamping after parsing."""
+    pool = getattr(transport, "_pool", None)
+    if pool is None or not hasattr(pool, "_network_backend"):
+        return False
+    pool._network_backend = TimestampingBackend()
+    return True
+
+
+def arrival_clock(response: httpx.Response, fallback: Callable[[], int]) -> Callable[[], int]:
+    """A clock for ``response``'s stream: when the bytes last read arrived (falls back to
+    ``fallback()`` on streams that do not record arrivals)."""
+    stream = response.extensions.get("network_stream")
+    if not isinstance(stream, TimestampedStream):
+        return fallback
+
+    def clock() -> int:
+        return stream.last_arrival_ns or fallback()
+
+    return clock

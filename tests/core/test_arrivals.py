@@ -1,0 +1,90 @@
+"""Arrival stamps: the network backend the runner's HTTP client reads through."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpcore
+import httpx
+import pytest
+
+from splitdesk.core.arrivals import TimestampedStream, TimestampingBackend, arrival_clock, install
+from splitdesk.core.plans import make_plan
+from splitdesk.core.run_state import RunState
+from splitdesk.core.runner import RunConfig, Runner
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.providers.base import EndpointConfig
+from streamserver import ReplayServer
+
+
+@pytest.mark.asyncio
+async def test_pieces_come_back_one_by_one_with_their_arrival_time() -> None:
+    written: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for piece in (b"one", b"two", b"three"):
+            writer.write(piece)
+            await writer.drain()
+            written.append(time.perf_counter_ns())
+            await asyncio.sleep(0.02)
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        stream = await TimestampingBackend().connect_tcp("127.0.0.1", port, timeout=5)
+        assert isinstance(stream, TimestampedStream)
+        await asyncio.sleep(0.1)  # everything has arrived: still handed up piece by piece
+        got = []
+        for _ in range(3):
+            got.append((await stream.read(2), stream.last_arrival_ns))
+        assert [g[0] for g in got] == [b"on", b"e", b"tw"]  # max_bytes splits a piece
+        assert got[0][1] == got[1][1]  # both halves arrived together
+        assert written[0] <= got[0][1] < written[1] <= got[2][1]  # type: ignore[operator]
+        assert await stream.read(100) == b"o"
+        assert await stream.read(100) == b"three"
+        assert await stream.read(100) == b""  # end of stream
+        await stream.aclose()
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio
+async def test_read_timeout_and_refused_connection() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # until the client hangs up
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        stream = await TimestampingBackend().connect_tcp("127.0.0.1", port, timeout=5)
+        with pytest.raises(httpcore.ReadTimeout):
+            await stream.read(10, timeout=0.05)
+        await stream.aclose()
+        await asyncio.sleep(0.05)  # the handler sees the hang-up and closes
+    with pytest.raises(httpcore.ConnectError):
+        await TimestampingBackend().connect_tcp("127.0.0.1", port, timeout=5)
+
+
+@pytest.mark.asyncio
+async def test_the_runner_stamps_where_bytes_arrive() -> None:
+    """If an httpx upgrade moved the pool, stamps would silently fall back: fail instead."""
+    transport = httpx.AsyncHTTPTransport()
+    assert install(transport)
+    await transport.aclose()
+    chunks = [b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n', b"data: [DONE]\n\n"]
+    async with ReplayServer(200, {"content-type": "text/event-stream"}, chunks) as server:
+        state = RunState()
+        runner = Runner(
+            RunConfig(EndpointConfig(server.url + "/v1", "openai-chat", "m")), state.apply
+        )
+        await runner.run(["q"], make_plan("parallel", ["q"], CombinedTemplate(), 8))
+    assert runner.arrival_stamps
+    assert state.requests[0].text == "Hi"
+    async with httpx.AsyncClient() as client:  # a plain stream has no arrivals: the fallback clock
+        response = httpx.Response(200, request=httpx.Request("GET", "http://x"))
+        assert arrival_clock(response, time.perf_counter_ns) is time.perf_counter_ns
+        del client
