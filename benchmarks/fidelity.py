@@ -45,10 +45,14 @@ def errors_ms(state: RunState, logs: list[dict]) -> list[float]:  # type: ignore
     return out
 
 
-async def measure(n: int, tokens: int, use_thread: bool) -> list[float]:
-    sim = await asyncio.to_thread(
-        start_sim, "batching", {"answer_tokens": tokens, "answer_spread": 0.2}
-    )
+async def measure(n: int, tokens: int, use_thread: bool, speed: float = 1.0) -> list[float]:
+    params = {
+        "answer_tokens": tokens,
+        "answer_spread": 0.2,
+        "speed": speed,
+        "max_num_seqs": max(64, n),
+    }
+    sim = await asyncio.to_thread(start_sim, "batching", params)
     try:
         questions = [f"Question {i}: why does the number {i} matter?" for i in range(n)]
         endpoint = EndpointConfig(sim.openai_base_url, "openai-chat", "splitdesk-sim")
@@ -80,9 +84,15 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=32)
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--engine-thread", action="store_true")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="simulator speed (3: ~100 tok/s per stream at 64 streams)",
+    )
     args = parser.parse_args()
     t = time.perf_counter()
-    err = asyncio.run(measure(args.streams, args.tokens, args.engine_thread))
+    err = asyncio.run(measure(args.streams, args.tokens, args.engine_thread, args.speed))
     where = "engine thread" if args.engine_thread else "main-thread loop"
     print(
         f"{args.streams} streams × ~57 tok/s, engine on the {where} ({time.perf_counter() - t:.1f} s)"

@@ -118,6 +118,7 @@ def run_gui(opts: GuiOptions) -> int:
 
     window.runFinished.connect(finished)
     window.show()
+    QTimer.singleShot(0, controller.start_engine)  # ready before the first Run
     if opts.run:
         QTimer.singleShot(300, window.start_run)
     with loop:

@@ -56,7 +56,7 @@ _REASONS = {
 
 @dataclass
 class ReplayServer:
-    """Serves one scripted response per connection. ``write_times[i]`` is when chunk i of
+    """Serves one scripted response per connection. ``write_times[i]``: just before chunk i of
     the latest response was written; ``requests`` holds each request's head and body."""
 
     status: int
@@ -107,9 +107,9 @@ class ReplayServer:
             await asyncio.sleep(self.pause)
             self.write_times = []
             for chunk in self.chunks:
+                self.write_times.append(time.perf_counter_ns())  # just before the bytes leave
                 writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 await writer.drain()
-                self.write_times.append(time.perf_counter_ns())
                 await asyncio.sleep(self.pause)
             writer.write(b"0\r\n\r\n")
             await writer.drain()

@@ -1,15 +1,22 @@
-"""Arrival timestamps taken the moment the event loop receives bytes from the socket.
+"""Arrival timestamps: when the bytes reached this machine, not when Python got to them.
 
 The runner reads a stream through httpx → httpcore → h11 → SSE decoding. When dozens of
-streams deliver tokens in the same instant, a timestamp taken after that whole chain for
-stream k carries the Python time spent on streams 1…k−1 (~0.1 ms each): several
-milliseconds of error at 32 streams. So the HTTP client runs on
-:class:`TimestampingBackend`, an httpcore network backend over plain asyncio transports
-whose protocol stamps every received piece in ``data_received`` — in the same loop
-iteration that polled the socket, before any task resumes. The stream hands pieces up one
-at a time and remembers the arrival time of the last one handed up
-(:attr:`TimestampedStream.last_arrival_ns`); the runner's clock reads it through
-``response.extensions["network_stream"]``.
+streams deliver tokens in the same instant, a timestamp taken after that chain for stream
+k carries the Python time spent on streams 1…k−1 (~0.05 ms each), and any moment the
+process waited for a CPU: milliseconds of error at 64 streams. So the HTTP client runs on
+:class:`TimestampingBackend`, an httpcore network backend that stamps every read with
+the time its bytes arrived:
+
+* plain TCP (:class:`KernelStampedStream`): the kernel's own receive time of the data
+  (``SO_TIMESTAMPNS`` ancillary data of ``recvmsg``, Linux; see socket(7)), converted from
+  ``CLOCK_REALTIME`` to the monotonic ``perf_counter_ns``. Reads are small, so events that
+  queued up while the process was busy keep their own times.
+* TLS (:class:`TimestampedStream`): asyncio's TLS transport; each decrypted piece is
+  stamped in ``data_received``, in the loop iteration that polled the socket.
+
+Where neither is possible the stamp is the read's return time. The stream remembers the
+arrival of the last bytes it handed up (``last_arrival_ns``); the runner's clock reads it
+through ``response.extensions["network_stream"]``.
 
 Hand-written because it *is* the measurement: no HTTP library exposes per-read arrival
 times. It implements httpcore's documented ``AsyncNetworkBackend`` interface
@@ -21,8 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import socket
 import ssl
+import struct
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -160,8 +170,135 @@ class TimestampedStream(httpcore.AsyncNetworkStream):
         return None
 
 
+#: ``SO_TIMESTAMPNS`` (asm-generic/socket.h; Python's socket module lacks the name).
+_SO_TIMESTAMPNS = 35 if sys.platform.startswith("linux") else None
+#: Bytes per read: about one SSE event, so each keeps the kernel time of its own packet.
+READ_CHUNK = 512
+
+
+class KernelStampedStream(httpcore.AsyncNetworkStream):
+    """A plain-TCP httpcore stream reading with ``recvmsg``; ``last_arrival_ns`` is the
+    kernel's receive time of the last bytes read (``time.perf_counter_ns`` clock)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock: socket.socket | None = sock
+        self.last_arrival_ns: int | None = None
+        self.kernel_stamps = False
+        if _SO_TIMESTAMPNS is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+                self.kernel_stamps = True
+
+    def _socket(self) -> socket.socket:
+        if self._sock is None:
+            raise httpcore.ReadError("the connection is closed")
+        return self._sock
+
+    async def _wait(self, writable: bool, timeout: float | None) -> None:
+        sock = self._socket()
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        fd = sock.fileno()
+        (loop.add_writer if writable else loop.add_reader)(fd, wake)
+        try:
+            async with asyncio.timeout(timeout):
+                await ready
+        except TimeoutError:
+            kind = "write" if writable else "read"
+            error = httpcore.WriteTimeout if writable else httpcore.ReadTimeout
+            raise error(f"could not {kind} for {timeout} s") from None
+        finally:
+            (loop.remove_writer if writable else loop.remove_reader)(fd)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        """Up to ``max_bytes`` (at most :data:`READ_CHUNK`); ``b""`` at end of stream.
+        Raises ``httpcore.ReadTimeout``/``ReadError``."""
+        while True:
+            sock = self._socket()
+            try:
+                data, ancillary, _flags, _addr = sock.recvmsg(min(max_bytes, READ_CHUNK), 256)
+            except (BlockingIOError, InterruptedError):
+                await self._wait(False, timeout)
+                continue
+            except OSError as exc:
+                raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+            now = time.perf_counter_ns()
+            stamp = now
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(payload) >= 16:
+                    sec, nsec = struct.unpack_from("qq", payload)
+                    realtime_offset = time.time_ns() - now
+                    stamp = min(now, sec * 1_000_000_000 + nsec - realtime_offset)
+            if data:
+                self.last_arrival_ns = stamp
+            return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        """Send all of ``buffer``; raises ``httpcore.WriteError``/``WriteTimeout``."""
+        view = memoryview(buffer)
+        while view:
+            sock = self._socket()
+            try:
+                sent = sock.send(view)
+            except (BlockingIOError, InterruptedError):
+                await self._wait(True, timeout)
+                continue
+            except OSError as exc:
+                raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
+            view = view[sent:]
+
+    async def aclose(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Hand the socket to asyncio's TLS transport (:class:`TimestampedStream`)."""
+        sock = self._socket()
+        self._sock = None
+        loop = asyncio.get_running_loop()
+        try:
+            transport, protocol = await asyncio.wait_for(
+                loop.create_connection(
+                    _Protocol, sock=sock, ssl=ssl_context, server_hostname=server_hostname
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            sock.close()
+            raise httpcore.ConnectTimeout("the TLS handshake timed out") from None
+        except (OSError, ssl.SSLError) as exc:
+            sock.close()
+            raise httpcore.ConnectError(str(exc)) from exc
+        return TimestampedStream(transport, protocol)
+
+    def get_extra_info(self, info: str) -> Any:
+        sock = self._sock
+        if sock is None:
+            return None
+        if info == "socket":
+            return sock
+        if info == "client_addr":
+            return sock.getsockname()
+        if info == "server_addr":
+            return sock.getpeername()
+        if info == "is_readable":  # httpcore asks this of idle connections: dropped by the peer?
+            return bool(select.select([sock], [], [], 0)[0])
+        return None
+
+
 class TimestampingBackend(httpcore.AsyncNetworkBackend):
-    """httpcore network backend yielding :class:`TimestampedStream` s (asyncio only)."""
+    """httpcore network backend yielding arrival-stamping streams (asyncio only)."""
 
     async def connect_tcp(
         self,
@@ -173,24 +310,37 @@ class TimestampingBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         loop = asyncio.get_running_loop()
         try:
-            transport, protocol = await asyncio.wait_for(
-                loop.create_connection(
-                    _Protocol, host, port, local_addr=(local_address, 0) if local_address else None
-                ),
-                timeout,
-            )
+            try:  # an address needs no resolver thread
+                infos = socket.getaddrinfo(
+                    host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+                )
+            except socket.gaierror:
+                infos = await asyncio.wait_for(
+                    loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout
+                )
         except TimeoutError:
-            raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
         except OSError as exc:
             raise httpcore.ConnectError(str(exc)) from exc
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            for option in socket_options or ():
-                with contextlib.suppress(OSError):
+        last: BaseException | None = None
+        for family, kind, proto, _name, address in infos:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.setblocking(False)
+                for option in socket_options or ():
                     sock.setsockopt(*option)
-            with contextlib.suppress(OSError):  # asyncio does this too; make sure
+                if local_address:
+                    sock.bind((local_address, 0))
+                await asyncio.wait_for(loop.sock_connect(sock, address), timeout)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return TimestampedStream(transport, protocol)
+                return KernelStampedStream(sock)
+            except TimeoutError:
+                sock.close()
+                raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
+            except OSError as exc:
+                sock.close()
+                last = exc
+        raise httpcore.ConnectError(str(last) if last else f"no address for {host}") from last
 
     async def connect_unix_socket(
         self,
@@ -228,7 +378,7 @@ def arrival_clock(response: httpx.Response, fallback: Callable[[], int]) -> Call
     """A clock for ``response``'s stream: when the bytes last read arrived (falls back to
     ``fallback()`` on streams that do not record arrivals)."""
     stream = response.extensions.get("network_stream")
-    if not isinstance(stream, TimestampedStream):
+    if not isinstance(stream, TimestampedStream | KernelStampedStream):
         return fallback
 
     def clock() -> int:

@@ -1,12 +1,17 @@
-"""Run the measuring engine on its own thread, away from the GUI's event loop.
+"""Run the measuring engine away from the GUI's event loop.
 
 Painting dozens of panes on the GUI thread delays whatever else runs on that thread's
-loop by several milliseconds at times; timestamps taken there would carry that delay.
-So a window runs its network work on an :class:`EngineThread`: a daemon thread with its
-own asyncio loop, where the runner stamps every read the moment it arrives. Events cross
-to the GUI through a ``collections.deque`` (appends and pops are atomic) that the GUI
-drains on a timer — no Qt signal is emitted from the foreign thread (PySide6 signals from
-non-Qt threads have crashed in 6.8+).
+loop by milliseconds; timestamps taken there would carry that delay. Two ways out:
+
+* :class:`EngineProcess` (what the window uses): the engine in its own process, events
+  back as JSON lines. Nothing the window does can delay a stamp: own interpreter, own GIL.
+* :class:`EngineThread`: a daemon thread with its own asyncio loop. Enough when the
+  process has little else to do (benchmarks, tests); under heavy painting the GUI thread
+  holds the GIL in long Qt calls and the engine thread waits (``benchmarks/ui_load.py``).
+
+Either way events reach the GUI through a ``collections.deque`` (appends and pops are
+atomic) drained on a timer — no Qt signal crosses threads (PySide6 signals emitted from
+foreign threads have crashed in 6.8+).
 """
 
 from __future__ import annotations
@@ -14,12 +19,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
+import itertools
+import json
+import os
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from splitdesk.core.events import RunEvent
+from splitdesk.core.events import RunEvent, event_from_json
 from splitdesk.core.plans import RunPlan
 from splitdesk.core.runner import RunConfig, Runner
 
@@ -81,15 +91,31 @@ class LiveRun:
 
     The runner appends each event to :attr:`events` on the engine thread; the owner calls
     :meth:`drain` from its own thread to take them in order. :meth:`cancel` is thread-safe.
+    With ``gated``, the first request waits for :meth:`release` (the owner calls it once
+    its views are built from the planned events, so building them does not hold the GIL
+    while the engine stamps arrivals).
     """
 
     def __init__(
-        self, engine: EngineThread, config: RunConfig, questions: list[str], plan: RunPlan
+        self,
+        engine: EngineThread,
+        config: RunConfig,
+        questions: list[str],
+        plan: RunPlan,
+        gated: bool = False,
     ) -> None:
         self.events: collections.deque[RunEvent] = collections.deque()
-        self.runner = Runner(config, self.events.append)
+        self._gate = asyncio.Event() if gated else None
+        self._released = False
+        self.runner = Runner(config, self.events.append, start_gate=self._gate)
         self._engine = engine
         self.future = engine.submit(self.runner.run(questions, plan))
+
+    def release(self) -> None:
+        """Let a gated run send its first requests (thread-safe; idempotent)."""
+        if self._gate is not None and not self._released:
+            self._released = True
+            self._engine.call(self._gate.set)
 
     def drain(self, limit: int | None = None) -> list[RunEvent]:
         """Events that arrived since the last call (at most ``limit``), oldest first."""
@@ -110,3 +136,181 @@ class LiveRun:
     def cancel(self) -> None:
         """Stop the run (its streams end as ``stopped``, partial text kept)."""
         self._engine.call(self.runner.cancel)
+
+
+class EngineProcess:
+    """The measuring engine in its own process (:mod:`splitdesk.core.engine_worker`), so
+    that a window's painting cannot delay its arrival stamps: two processes, two GILs.
+
+    Start it early (:meth:`start` blocks ~0.5 s: call it from a worker thread), then
+    :meth:`run` plans. The child exits when :meth:`stop` closes its stdin, or when this
+    process dies (its stdin reaches end-of-file then, too). Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._runs: dict[int, ProcessRun] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+
+    def start(self, timeout: float = 20.0) -> None:
+        """Spawn the worker and wait until it is ready. Raises ``RuntimeError``."""
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        self._ready.clear()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "splitdesk.core.engine_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
+        self._proc = proc
+        threading.Thread(target=self._read, args=(proc,), name="engine-events", daemon=True).start()
+        threading.Thread(
+            target=self._read_stderr, args=(proc,), name="engine-stderr", daemon=True
+        ).start()
+        if not self._ready.wait(timeout):
+            self.stop()
+            tail = " | ".join(list(self.stderr_tail)[-3:])
+            raise RuntimeError(f"the engine process did not start{': ' + tail if tail else ''}")
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _read(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith(b'{"ready"'):
+                self._ready.set()
+                continue
+            # {"run":N,"event":…} or {"run":N,"end":…}: route by N without parsing the rest.
+            comma = line.find(b",", 7)
+            try:
+                run = self._runs.get(int(line[7:comma]))
+            except ValueError:
+                continue
+            if run is None:
+                continue
+            if line.startswith(b'"end"', comma + 1):
+                run.finish(json.loads(line).get("error"))
+            else:
+                run.lines.append(line)
+        for run in list(self._runs.values()):  # the process died under its runs
+            run.finish("the engine process stopped unexpectedly")
+
+    def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+
+    def send(self, command: dict[str, Any]) -> None:
+        """Write one command line (see the worker's docstring)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.poll() is not None:
+            raise RuntimeError("the engine process is not running")
+        data = json.dumps(command, ensure_ascii=False).encode() + b"\n"
+        with self._lock:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+    def run(
+        self, config: RunConfig, questions: list[str], plan: RunPlan, gated: bool = False
+    ) -> ProcessRun:
+        """Start a run in the worker; returns its handle."""
+        from splitdesk.core.engine_worker import config_to_json, plan_to_json
+
+        run = ProcessRun(self, next(self._ids))
+        self._runs[run.id] = run
+        run.future.add_done_callback(lambda _f: self._runs.pop(run.id, None))
+        self.send(
+            {
+                "cmd": "run",
+                "run": run.id,
+                "config": config_to_json(config),
+                "questions": questions,
+                "plan": plan_to_json(plan),
+                "gated": gated,
+            }
+        )
+        return run
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Close the worker's stdin (it stops its runs and exits); kill it after
+        ``timeout`` s. Idempotent."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+class ProcessRun:
+    """One run executing in an :class:`EngineProcess`; same interface as :class:`LiveRun`.
+
+    Event lines arrive on the reader thread; :meth:`drain` parses them on the caller's
+    thread. ``future`` completes when the run is over (with an exception if the worker
+    reported an error).
+    """
+
+    def __init__(self, engine: EngineProcess, run_id: int) -> None:
+        self.id = run_id
+        self.lines: collections.deque[bytes] = collections.deque()
+        self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._engine = engine
+        self._released = False
+
+    @property
+    def events(self) -> collections.deque[bytes]:
+        """Undrained event lines (empty once everything was taken)."""
+        return self.lines
+
+    def finish(self, error: str | None) -> None:
+        if self.future.done():
+            return
+        if error:
+            self.future.set_exception(RuntimeError(error))
+        else:
+            self.future.set_result(None)
+
+    def drain(self, limit: int | None = None) -> list[RunEvent]:
+        """Events that arrived since the last call (at most ``limit``), oldest first."""
+        out: list[RunEvent] = []
+        pop = self.lines.popleft
+        try:
+            while limit is None or len(out) < limit:
+                out.append(event_from_json(json.loads(pop())["event"]))
+        except IndexError:
+            pass
+        return out
+
+    @property
+    def done(self) -> bool:
+        return self.future.done()
+
+    def _send(self, cmd: str) -> None:
+        with contextlib.suppress(RuntimeError, OSError):  # the worker is gone: nothing to do
+            self._engine.send({"cmd": cmd, "run": self.id})
+
+    def cancel(self) -> None:
+        """Stop the run (its streams end as ``stopped``, partial text kept)."""
+        self._send("cancel")
+
+    def release(self) -> None:
+        """Let a gated run send its first requests (idempotent)."""
+        if not self._released:
+            self._released = True
+            self._send("release")

@@ -1,6 +1,7 @@
 """The run controller: the one object between the window and the engine.
 
-It owns the :class:`~splitdesk.core.engine.EngineThread` (network work off the GUI
+It owns the :class:`~splitdesk.core.engine.EngineProcess` (network work in its own
+process, so painting cannot delay an arrival stamp)
 thread), the built-in endpoint's child process (started when chosen, restarted when its
 profile or speed changes, stopped on exit) and the current run. It drains the run's
 events on a frame timer into a :class:`~splitdesk.core.run_state.RunState`, which the
@@ -18,7 +19,7 @@ import httpx
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from splitdesk.core.endpoints import EndpointSettings
-from splitdesk.core.engine import EngineThread, LiveRun
+from splitdesk.core.engine import EngineProcess, ProcessRun
 from splitdesk.core.plans import Mode, RunPlan, make_plan
 from splitdesk.core.predict import PredictedRequest, predict_plan
 from splitdesk.core.run_state import RunState
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 
 #: How often the GUI takes the engine's events (ms). Views repaint on their own throttles.
 DRAIN_MS = 16
+#: Time the views get to lay out and paint new panes before the first request (s).
+VIEWS_SETTLE_S = 0.15
 
 
 class ControllerError(Exception):
@@ -55,6 +58,8 @@ class RunController(QObject):
     """Starts, stops and feeds runs.
 
     Signals:
+        runPlanned(object, list): the :class:`RunPlan` and questions of the run about to
+            start (views build their panes; the engine waits ``VIEWS_SETTLE_S``).
         runStarted(object): a new run's :class:`RunState` (views bind to it).
         runFinished(object): the run's :class:`RunState` once its last event is applied.
         predictionsReady(object): ``list[PredictedRequest]`` for the current run (built-in
@@ -63,6 +68,7 @@ class RunController(QObject):
         busyChanged(bool): a run is starting or running.
     """
 
+    runPlanned = Signal(object, list)
     runStarted = Signal(object)
     runFinished = Signal(object)
     predictionsReady = Signal(object)
@@ -71,12 +77,14 @@ class RunController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.engine = EngineThread()
+        self.engine = EngineProcess()
+        self._engine_ready: asyncio.Future[None] | None = None
         self.sim: SimProcess | None = None
         self._sim_key: tuple[str, float] | None = None
         self.state: RunState | None = None
-        self.live: LiveRun | None = None
+        self.live: ProcessRun | None = None
         self._busy = False
+        self._planned = 0
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
         self._timer.timeout.connect(self._drain)
@@ -136,6 +144,20 @@ class RunController(QObject):
             settings.verify,
         )
 
+    # -- the engine ------------------------------------------------------------------------------
+    def start_engine(self) -> asyncio.Future[None]:
+        """Start the engine process in a worker thread (once); await it to know it is up.
+        Raises ``RuntimeError`` (when awaited) if it cannot start."""
+        if self._engine_ready is None or (self._engine_ready.done() and not self.engine.alive):
+            ready = asyncio.ensure_future(asyncio.to_thread(self.engine.start))
+            ready.add_done_callback(self._engine_started)
+            self._engine_ready = ready
+        return self._engine_ready
+
+    def _engine_started(self, ready: asyncio.Future[None]) -> None:
+        if not ready.cancelled() and ready.exception() is not None:
+            self.status.emit(f"The measuring engine did not start: {ready.exception()}")
+
     # -- runs ----------------------------------------------------------------------------------
     async def start(self, request: RunRequest) -> RunState:
         """Start a run; returns its state (also sent with ``runStarted``). Raises
@@ -161,7 +183,17 @@ class RunController(QObject):
         )
         state = RunState()
         self.state = state
-        self.live = LiveRun(self.engine, config, request.questions, plan)
+        # Views build their panes from the plan now, and get a few frames to lay them out
+        # and paint, before the engine sends anything (this machine's CPU is shared).
+        self.runPlanned.emit(plan, list(request.questions))
+        await asyncio.sleep(VIEWS_SETTLE_S)
+        try:
+            await self.start_engine()
+            self.live = self.engine.run(config, request.questions, plan, gated=True)
+        except RuntimeError as exc:
+            self._set_busy(False)
+            raise ControllerError(str(exc)) from None
+        self._planned = len(plan.requests)
         self._timer.start()
         self.runStarted.emit(state)
         if s.is_builtin and self.sim is not None:
@@ -197,6 +229,8 @@ class RunController(QObject):
         finished = live.done  # read before draining: every event is queued once done
         for event in live.drain():
             state.apply(event)
+        if len(state.requests) == self._planned:  # the views are built: send
+            live.release()
         if finished and not live.events:
             self._timer.stop()
             self.live = None
@@ -209,7 +243,7 @@ class RunController(QObject):
 
     # -- shutdown ------------------------------------------------------------------------------
     async def shutdown(self) -> None:
-        """Stop the run, the engine thread and the built-in endpoint (≈ ≤ 1 s)."""
+        """Stop the run, the engine process and the built-in endpoint (≈ ≤ 1 s)."""
         self.stop()
         if self.live is not None:
             with contextlib.suppress(Exception):  # closing anyway: a timeout or a failed run
@@ -219,7 +253,7 @@ class RunController(QObject):
         await asyncio.to_thread(self.close_sync)
 
     def close_sync(self) -> None:
-        """Blocking part of :meth:`shutdown`: engine thread and child process."""
+        """Blocking part of :meth:`shutdown`: the engine and endpoint processes."""
         self.engine.stop(1.0)
         if self.sim is not None:
             self.sim.stop(1.0)

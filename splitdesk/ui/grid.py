@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
@@ -38,6 +38,7 @@ class PaneGrid(QScrollArea):
         self._grid.addWidget(self._placeholder, 0, 0)
         self.setWidget(self._inner)
         self._columns = 0
+        self._relayout_pending = False
 
     def clear(self) -> None:
         """Remove every pane and show the placeholder."""
@@ -51,11 +52,23 @@ class PaneGrid(QScrollArea):
         self._grid.addWidget(self._placeholder, 0, 0)
 
     def add(self, pane: RequestPane) -> None:
-        """Append ``pane`` to the grid."""
+        """Append ``pane`` to the grid (laid out once the current batch of adds is done)."""
         self.panes.append(pane)
         pane.focusToggled.connect(lambda p=pane: self.toggle_focus(p))
         self._placeholder.hide()
         self._columns = 0
+        if not self._relayout_pending:
+            self._relayout_pending = True
+            QTimer.singleShot(0, self._deferred_relayout)
+
+    def _deferred_relayout(self) -> None:
+        if self._relayout_pending:
+            self._relayout_pending = False
+            self._relayout()
+
+    def relayout_now(self) -> None:
+        """Lay the panes out now instead of at the next event-loop turn."""
+        self._relayout_pending = False
         self._relayout()
 
     def toggle_focus(self, pane: RequestPane) -> None:

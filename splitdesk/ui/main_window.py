@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent
-from splitdesk.core.plans import Mode
+from splitdesk.core.plans import Mode, RunPlan
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RunState
@@ -79,6 +79,8 @@ class MainWindow(QMainWindow):
         self.scale = scale
         self.state: RunState | None = None
         self.panes: dict[int, RequestPane] = {}
+        self._sequential: SequentialPane | None = None
+        self._questions: list[str] = []
         self._closing = False
         self._closed = False
         self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
@@ -173,6 +175,7 @@ class MainWindow(QMainWindow):
         self.endpoint.message.connect(self.statusBar().showMessage)
         controller.status.connect(self.statusBar().showMessage)
         controller.busyChanged.connect(self._busy_changed)
+        controller.runPlanned.connect(self._run_planned)
         controller.runStarted.connect(self._run_started)
         controller.runFinished.connect(self._run_finished)
         controller.predictionsReady.connect(self._predictions)
@@ -322,13 +325,19 @@ class MainWindow(QMainWindow):
                 w.deleteLater()
         self._combined_placeholder.hide()
         self.panes = {}
-        self._sequential: SequentialPane | None = None
+        self._sequential = None
+
+    def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
+        """Build every pane of the coming run now, before anything is sent."""
+        self._clear_panes()
+        self._questions = questions
+        for index, spec in enumerate(plan.requests):
+            self._make_pane(index, spec.group, spec.questions)
+        self.grid.relayout_now()
 
     def _run_started(self, state: RunState) -> None:
         self.state = state
-        self._clear_panes()
-        questions = self.questions.questions()
-        self._questions = questions
+        questions = self._questions
         state.subscribe(self._on_event)
         self.timeline.bind(state, questions)
         self.summary.bind(state)
@@ -351,33 +360,39 @@ class MainWindow(QMainWindow):
         self.timeline.throttle.request()
 
     def _add_pane(self, ev: RequestPlanned) -> None:
+        """Bind request ``ev.req`` to its pane (made now if the plan did not announce it,
+        as in a replay)."""
         assert self.state is not None
         trace = self.state.requests[ev.req]
+        pane = self.panes.get(ev.req) or self._make_pane(ev.req, ev.group, ev.questions)
+        if isinstance(pane, SequentialPane):
+            pane.add(trace)
+        else:
+            pane.bind(trace)
+
+    def _make_pane(self, index: int, group: str, questions_of: tuple[int, ...]) -> RequestPane:
         questions = self._questions
-        layout = self.combined_layout
         pane: RequestPane
-        if ev.group == "combined":
-            pane = CombinedPane(len(ev.questions), self.theme, self.scale)
-            layout.addWidget(pane, 2)
-        elif ev.group == "sequential":
+        if group == "combined":
+            pane = CombinedPane(len(questions_of), self.theme, self.scale)
+            self.combined_layout.addWidget(pane, 2)
+        elif group == "sequential":
             if self._sequential is None:
                 self._sequential = SequentialPane(questions, self.theme, self.scale)
-                layout.addWidget(self._sequential, 1)
-            self._sequential.add(trace)
-            self.panes[ev.req] = self._sequential
-            return
+                self.combined_layout.addWidget(self._sequential, 1)
+            pane = self._sequential
         else:
-            q = ev.questions[0]
+            q = questions_of[0]
             text = questions[q] if q < len(questions) else ""
             pane = RequestPane(f"Q{q + 1}", shorten(text, 80), lane_hex(q), self.theme, self.scale)
             pane.title.setToolTip(text)
             self.grid.add(pane)
-        pane.bind(trace)
-        self.panes[ev.req] = pane
-        n_par = sum(1 for r in self.state.requests if r.group == "parallel")
-        self.parallel_title.setText(
-            f"PARALLEL · {n_par} request{'s' if n_par != 1 else ''}, one per question"
-        )
+            n = len(self.grid.panes)
+            self.parallel_title.setText(
+                f"PARALLEL · {n} request{'s' if n != 1 else ''}, one per question"
+            )
+        self.panes[index] = pane
+        return pane
 
     def _predictions(self, predictions: list[PredictedRequest]) -> None:
         self.timeline.set_predictions(predictions)

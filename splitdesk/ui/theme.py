@@ -166,8 +166,8 @@ QComboBox, QLineEdit, QSpinBox, QDoubleSpinBox {{ background: {t.panel}; color: 
 QComboBox:focus, QLineEdit:focus, QSpinBox:focus, QDoubleSpinBox:focus {{ border-color: {t.accent}; }}
 QPlainTextEdit, QTextEdit, QListWidget {{ background: {t.panel}; color: {t.text};
            border: 1px solid {t.border}; border-radius: 8px; padding: {pad}px; }}
-QFrame#pane {{ background: {t.panel}; border: 1px solid {t.border}; border-radius: 10px; }}
-QFrame#pane QPlainTextEdit {{ border: none; background: transparent; padding: 2px; }}
+QPlainTextEdit#paneText {{ border: none; background: transparent; padding: 2px; }}
+QToolButton#paneFocus {{ padding: 0px 4px; border: none; background: transparent; }}
 QLabel#paneTitle {{ color: {t.text}; font-weight: bold; }}
 QLabel#paneStats {{ color: {t.muted}; }}
 QLabel#sectionTitle {{ color: {t.muted}; font-weight: bold; letter-spacing: 1px; }}

@@ -40,6 +40,10 @@ class Throttle(QObject):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._fire)
 
+    def set_interval(self, interval_ms: int) -> None:
+        """Change the shortest time between two calls."""
+        self._interval = interval_ms
+
     @property
     def pending(self) -> bool:
         return self._pending

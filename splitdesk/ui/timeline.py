@@ -59,6 +59,8 @@ class Timeline(QWidget):
         self.bars: list[Bar] = []
         self.lanes: list[str] = []
         self.segment_counts: dict[int, int] = {}
+        self._ticked: list[str] = []
+        self._brushes: dict[str, QBrush] = {}
 
         pg.setConfigOptions(antialias=True)
         self.plot = pg.PlotWidget(background=theme.window)
@@ -104,6 +106,7 @@ class Timeline(QWidget):
             self.plot.addItem(it)
             it.hide()
         self.labels: list[pg.TextItem] = []
+        self._no_pen = pg.mkPen(None)
 
         self.legend = QLabel(self._legend_html())
         self.legend.setObjectName("hint")
@@ -134,10 +137,15 @@ class Timeline(QWidget):
 
     # -- binding --------------------------------------------------------------------------------
     def bind(self, state: RunState, questions: list[str]) -> None:
-        """Draw ``state`` from now on (clears the previous run)."""
+        """Draw ``state`` from now on (clears the previous run). Many lanes repaint less
+        often: a 64-lane picture costs ~10 ms, and the measurement shares the CPU."""
         self.state = state
         self.questions = questions
+        interval = LIVE_MS if len(questions) <= 16 else 3 * LIVE_MS
+        self._ticker.setInterval(interval)
+        self.throttle.set_interval(interval)
         self.predictions = None
+        self._ticked = []
         self._ticker.start()
         self.throttle.request()
 
@@ -231,7 +239,8 @@ class Timeline(QWidget):
                     r, lane, o, first - o, stream_end, color, name, bars, seg_labels
                 )
                 self.segment_counts[r.req] = count
-                end_labels.append((stream_end, lane, f"{stream_end:.1f} s"))
+                if r.finished:  # a settled label: live ones would re-render every frame
+                    end_labels.append((stream_end, lane, f"{stream_end:.1f} s"))
             if r.outcome == "failed":
                 x = (r.t_end or r.t_send) - o
                 marks.append(
@@ -352,8 +361,8 @@ class Timeline(QWidget):
                 "y": np.array([b.lane for b in mine], dtype=float),
             }
             if kind == "stream":
-                opts["brushes"] = [pg.mkBrush(b.color) for b in mine]
-                opts["pens"] = [pg.mkPen(None)] * len(mine)
+                opts["brushes"] = [self._brush(b.color) for b in mine]
+                opts["pens"] = [self._no_pen] * len(mine)
             item.setOpts(**opts)
             item.show()
         if marks:
@@ -376,6 +385,9 @@ class Timeline(QWidget):
     def _set_lane_ticks(self) -> None:
         """Lane names on the left axis, which is made as wide as the widest (pyqtgraph
         silently drops a tick label that does not fit)."""
+        if self.lanes == self._ticked:
+            return  # setTicks regenerates the axis picture: only when the lanes change
+        self._ticked = list(self.lanes)
         axis = self.plot.getPlotItem().getAxis("left")
         metrics = QFontMetrics(ui_font(self.scale, 0))
         limit = int(260 * self.scale)
@@ -383,6 +395,12 @@ class Timeline(QWidget):
         widest = max((metrics.horizontalAdvance(n) for n in names), default=40)
         axis.setWidth(widest + int(24 * self.scale))
         axis.setTicks([[(float(i), name) for i, name in enumerate(names)]])
+
+    def _brush(self, color: str) -> QBrush:
+        brush = self._brushes.get(color)
+        if brush is None:
+            brush = self._brushes[color] = pg.mkBrush(color)
+        return brush
 
     def _draw_labels(
         self,
@@ -397,13 +415,13 @@ class Timeline(QWidget):
             self.labels.append(label)
         for label in self.labels[wanted:]:
             label.hide()
-        for label, (x, lane, text, _) in zip(self.labels, seg_labels, strict=False):
-            label.setText(text, color="#101217")
-            label.setPos(QPointF(x, lane))
-            label.show()
-        for label, (x, lane, text) in zip(self.labels[len(seg_labels) :], end_labels, strict=False):
-            label.setText(text, color=self.theme.text)
-            label.setPos(QPointF(x, lane))
+        items = [(x, lane, text, "#101217") for x, lane, text, _ in seg_labels]
+        items += [(x, lane, text, self.theme.text) for x, lane, text in end_labels]
+        for label, (x, lane, text, color) in zip(self.labels, items, strict=False):
+            if label.toPlainText() != text or label.color != QColor(color):
+                label.setText(text, color=color)  # re-renders: only when it changed
+            if label.pos() != QPointF(x, lane):
+                label.setPos(QPointF(x, lane))
             label.show()
 
     # -- hover ----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import httpcore
 import httpx
 import pytest
 
-from splitdesk.core.arrivals import TimestampedStream, TimestampingBackend, arrival_clock, install
+from splitdesk.core.arrivals import KernelStampedStream, TimestampingBackend, arrival_clock, install
 from splitdesk.core.plans import make_plan
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner
@@ -19,15 +19,17 @@ from streamserver import ReplayServer
 
 
 @pytest.mark.asyncio
-async def test_pieces_come_back_one_by_one_with_their_arrival_time() -> None:
+async def test_reads_carry_the_kernel_arrival_time_not_the_read_time() -> None:
     written: list[int] = []
+    go = asyncio.Event()
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        for piece in (b"one", b"two", b"three"):
+        for piece in (b"one", b"two"):
+            await go.wait()
+            go.clear()
             writer.write(piece)
             await writer.drain()
             written.append(time.perf_counter_ns())
-            await asyncio.sleep(0.02)
         writer.close()
         await writer.wait_closed()
 
@@ -35,19 +37,20 @@ async def test_pieces_come_back_one_by_one_with_their_arrival_time() -> None:
     port = server.sockets[0].getsockname()[1]
     async with server:
         stream = await TimestampingBackend().connect_tcp("127.0.0.1", port, timeout=5)
-        assert isinstance(stream, TimestampedStream)
-        await asyncio.sleep(0.1)  # everything has arrived: still handed up piece by piece
-        got = []
-        for _ in range(3):
-            got.append((await stream.read(2), stream.last_arrival_ns))
-        assert [g[0] for g in got] == [b"on", b"e", b"tw"]  # max_bytes splits a piece
-        assert got[0][1] == got[1][1]  # both halves arrived together
-        assert written[0] <= got[0][1] < written[1] <= got[2][1]  # type: ignore[operator]
-        assert await stream.read(100) == b"o"
-        assert await stream.read(100) == b"three"
+        assert isinstance(stream, KernelStampedStream)
+        go.set()
+        await asyncio.sleep(0.2)  # the process is "busy": the bytes wait in the kernel
+        read_at = time.perf_counter_ns()
+        assert await stream.read(100) == b"one"
+        assert stream.last_arrival_ns is not None
+        if stream.kernel_stamps:  # Linux: the time the bytes arrived, not when we read them
+            assert abs(stream.last_arrival_ns - written[0]) < 5_000_000
+            assert read_at - stream.last_arrival_ns > 150_000_000
+        go.set()
+        assert await stream.read(100) == b"two"
+        assert written[1] - 5_000_000 < stream.last_arrival_ns
         assert await stream.read(100) == b""  # end of stream
         await stream.aclose()
-        await asyncio.sleep(0.01)
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,151 @@
+"""The window under load: 64 parallel streams × ~100 tok/s from the built-in endpoint.
+
+Runs the real window offscreen (``QT_QPA_PLATFORM=offscreen``) with the real controller,
+engine thread and built-in endpoint, and measures while the panes and the timeline paint:
+
+* GUI event-loop lag: how late ``asyncio.sleep(0.01)`` wakes on the qasync loop (p50/p99);
+* frames: timeline repaints per second, and pane repaints per second per pane;
+* the engine's timestamp error: client arrival stamp minus the server's emission log;
+* RSS of the process at the end;
+* cold start: from launching ``python`` to the window shown (separate process).
+
+Goals: lag p99 ≤ 33 ms, timestamp error p99 ≤ 2 ms, RSS ≤ 300 MB, cold start ≤ 1.5 s.
+
+    .venv/bin/python benchmarks/ui_load.py [--streams 64] [--tokens 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import httpx
+import qasync
+from PySide6.QtWidgets import QApplication
+from ui_common import wait_for
+
+from common import describe, emission_logs, pct, rss_mb
+from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.questions import Question, QuestionSet
+from splitdesk.core.settings import AppSettings
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.ui.controller import RunController, RunRequest
+from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.main_window import MainWindow
+from splitdesk.ui.theme import DARK, apply_theme
+
+COLD_START = """
+import time, os
+t_start = float(os.environ["T0"])
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6.QtCore import QTimer
+import splitdesk.app as app
+orig = app.MainWindow.show
+def show(self):
+    orig(self)
+    QTimer.singleShot(0, lambda: (print(f"shown {time.time() - t_start:.3f}", flush=True), self.close()))
+app.MainWindow.show = show
+app.run_gui(app.GuiOptions())
+"""
+
+
+def cold_start() -> float:
+    """Seconds from launching the interpreter to the window shown (first event-loop turn)."""
+    env = dict(os.environ, T0=repr(time.time()), SPLITDESK_CONFIG_DIR="/tmp/splitdesk-bench-config")
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_START], env=env, capture_output=True, text=True, timeout=60
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("shown "):
+            return float(line.split()[1])
+    raise SystemExit(f"cold start failed: {out.stderr[-500:]}")
+
+
+async def load(n: int, tokens: int) -> None:
+    settings = AppSettings(endpoint=EndpointSettings(speed=3.0))
+    controller = RunController()
+    window = MainWindow(settings, controller, DARK, 1.0)
+    window.resize(1600, 1000)
+    window.show()
+    questions = [f"Question {i + 1}: what makes the number {i + 1} interesting?" for i in range(n)]
+    window.questions.set_question_set(
+        QuestionSet(title="load", questions=[Question(text=q) for q in questions])
+    )
+    sim = await controller.ensure_builtin("batching", 3.0)
+    await asyncio.to_thread(lambda: None)
+    lags: list[float] = []
+    stop = False
+
+    async def sample() -> None:
+        while not stop:
+            t = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append((time.perf_counter() - t - 0.01) * 1000)
+
+    sampler = asyncio.ensure_future(sample())
+    endpoint = settings.endpoint.model_copy(update={"max_tokens": tokens})
+    request = RunRequest(endpoint, None, questions, CombinedTemplate(), "parallel")
+    # Ask the endpoint for long answers: the built-in one answers ~answer_tokens; cap it.
+    t0 = time.perf_counter()
+    state = await controller.start(request)
+    await wait_for(lambda: state.ended is not None and controller.live is None, 120)
+    duration = time.perf_counter() - t0
+    stop = True
+    await sampler
+    timeline_fps = window.timeline.throttle.calls / duration
+    pane_calls = [p.throttle.calls for p in window.grid.panes]
+    streaming = max((r.last_token_t or 0) - (r.first_text_t or 0) for r in state.requests)
+    async with httpx.AsyncClient() as client:
+        logs = await emission_logs(client, sim.url, [r.request_id or "" for r in state.requests])
+    assert state.info is not None
+    errors = []
+    for trace, log in zip(state.requests, logs, strict=True):
+        server = [e["emitted_ns"] for e in log["events"]]
+        client_ns = [state.info.t0_ns + t * 1e9 for t in trace.event_times]
+        errors += [(c - s) / 1e6 for c, s in zip(client_ns, server, strict=True)]
+    events = sum(len(r.event_times) for r in state.requests)
+    rate = events / n / streaming if streaming else 0
+    print(f"{n} streams, {events} token events, {rate:.0f} tok/s per stream, run {duration:.1f} s")
+    print("  " + describe("GUI loop lag", lags))
+    print(
+        f"  timeline repaints: {timeline_fps:.1f}/s; pane repaints: {sum(pane_calls) / len(pane_calls) / duration:.1f}/s per pane"
+    )
+    print("  " + describe("timestamp error (client − server)", errors))
+    print(f"  RSS at the end: {rss_mb():.0f} MB")
+    checks = [
+        ("lag p99 ≤ 33 ms", pct(lags, 99) <= 33),
+        ("timestamp error p99 ≤ 2 ms", pct(errors, 99) <= 2),
+        ("RSS ≤ 300 MB", rss_mb() <= 300),
+    ]
+    print("  " + "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks))
+    window.close()
+    await wait_for(lambda: window._closed, 10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, default=64)
+    parser.add_argument("--tokens", type=int, default=300)
+    args = parser.parse_args()
+    os.environ.setdefault("SPLITDESK_CONFIG_DIR", "/tmp/splitdesk-bench-config")
+    starts = sorted(cold_start() for _ in range(3))
+    print(f"cold start to visible window: {starts[1]:.2f} s (median of 3; goal ≤ 1.5 s)")
+    app = QApplication(sys.argv[:1])
+    apply_theme(app, DARK)
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    collector = GuiGarbageCollector()
+    with loop:
+        loop.run_until_complete(load(args.streams, args.tokens))
+    collector.stop()
+
+
+if __name__ == "__main__":
+    main()
