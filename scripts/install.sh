@@ -6,8 +6,8 @@
 #   scripts/install.sh          the app
 #   scripts/install.sh --test   the app and its test tools (pytest, ruff, mypy, …)
 #
-# The package list comes from shared/qt-headless.md (verified on a bare Debian 12):
-# offscreen Qt, Xvfb + xcb, fonts.
+# The packages are what Qt's offscreen and X11 (xcb) platforms load on a bare Debian 12,
+# Xvfb for screenless machines, and fonts (Latin, CJK, emoji).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,8 +35,14 @@ if (( ${#missing[@]} )); then
         sudo="sudo"
     fi
     echo "Installing system packages: ${missing[*]}"
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    log=$(mktemp)
+    if ! { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+           $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "scripts/install.sh: installing the system packages failed (see above)" >&2
+        exit 1
+    fi
+    rm -f "$log"
 fi
 
 if [[ ! -x .venv/bin/python ]]; then

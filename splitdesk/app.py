@@ -111,7 +111,8 @@ def run_gui(opts: GuiOptions) -> int:
         if opts.screenshot is not None:
             image = window.grab().toImage()
             path = opts.screenshot
-            ok = await asyncio.to_thread(lambda: image.save(str(path), b"PNG"))
+            # The format follows the file name (PySide6 rejects b"PNG", mypy rejects "PNG").
+            ok = await asyncio.to_thread(lambda: image.save(str(path)))
             print(f"screenshot {'saved to' if ok else 'could not be saved to'} {path}", flush=True)
         if opts.quit:
             window.close()

@@ -23,7 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
     """The full command-line parser."""
     from splitdesk.sim import cli as sim_cli
 
-    parser = _Parser(prog="splitdesk", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="splitdesk",
+        description="See, live and measured, why N questions sent as N parallel LLM requests "
+        "finish sooner than one combined request. Without a command: the window.",
+    )
     gui = parser.add_argument_group("window options (when no command is given)")
     gui.add_argument("--run", action="store_true", help="press Run once the window is up")
     gui.add_argument(
@@ -38,11 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile",
         dest="gui_profile",
         metavar="NAME",
-        help="use the built-in endpoint with this profile",
+        help="use the built-in endpoint with this profile (see: splitdesk sim --list-profiles)",
     )
     gui.add_argument("--speed", type=float, help="built-in endpoint speed factor")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    sim = sub.add_parser("sim", help="serve the built-in endpoint alone")
+    sim = sub.add_parser(
+        "sim",
+        help="serve the built-in endpoint alone",
+        description="Serve the built-in simulated LLM endpoint (OpenAI, Anthropic, Ollama, TGI "
+        "routes) until Ctrl-C; prints 'listening on URL' once it accepts connections.",
+    )
     sim_cli.add_arguments(sim)
     bench = sub.add_parser(
         "bench",
@@ -94,7 +103,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "(repeatable; see splitdesk sim --help)",
     )
     p.add_argument(
-        "-q", "--question", action="append", dest="questions", default=[], metavar="TEXT"
+        "-q",
+        "--question",
+        action="append",
+        dest="questions",
+        default=[],
+        metavar="TEXT",
+        help="a question (repeat for several; default: five everyday questions)",
     )
     p.add_argument(
         "--questions",
@@ -109,7 +124,12 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="cap per answer (the combined request gets N × questions)",
     )
-    p.add_argument("--mode", default="all", choices=["combined", "parallel", "sequential", "all"])
+    p.add_argument(
+        "--mode",
+        default="all",
+        choices=["combined", "parallel", "sequential", "all"],
+        help="which way(s) to send the questions (default all: one after another)",
+    )
     p.add_argument(
         "--repeat",
         type=int,
@@ -121,8 +141,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "--json", dest="json_path", metavar="PATH|-", help="write the JSON document (- for stdout)"
     )
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--seed", type=int)
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    p.add_argument("--seed", type=int, help="sampling seed sent with every request")
     p.add_argument(
         "--read-timeout",
         type=float,
@@ -130,7 +150,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="longest silence between reads (s)",
     )
-    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="S")
+    p.add_argument(
+        "--connect-timeout", type=float, default=10.0, metavar="S", help="connect timeout (s)"
+    )
     p.add_argument(
         "--retry-429", type=int, default=0, metavar="N", help="retry a 429 up to N times"
     )

@@ -174,11 +174,22 @@ class TimestampedStream(httpcore.AsyncNetworkStream):
 _SO_TIMESTAMPNS = 35 if sys.platform.startswith("linux") else None
 #: Bytes per read: about one SSE event, so each keeps the kernel time of its own packet.
 READ_CHUNK = 512
+#: Reads per readiness callback at most (then the loop's other work gets a turn).
+DRAIN_READS = 128
+#: Bytes a connection buffers before it stops reading the socket (back-pressure).
+MAX_BUFFERED = 4 * 1024 * 1024
 
 
 class KernelStampedStream(httpcore.AsyncNetworkStream):
     """A plain-TCP httpcore stream reading with ``recvmsg``; ``last_arrival_ns`` is the
-    kernel's receive time of the last bytes read (``time.perf_counter_ns`` clock)."""
+    kernel's receive time of the last bytes handed up (``time.perf_counter_ns`` clock).
+
+    The socket is read by an event-loop reader callback as soon as it is readable — not
+    when a task gets round to it — so data does not sit in the kernel, where consecutive
+    packets of one connection merge and keep only the newest time. Pieces wait in a
+    buffer (at most :data:`MAX_BUFFERED` bytes; reading pauses beyond that) with their own
+    times. One reader registration per connection, not one per read.
+    """
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock: socket.socket | None = sock
@@ -188,55 +199,120 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
                 self.kernel_stamps = True
+        self._pieces: deque[tuple[int, bytes]] = deque()
+        self._buffered = 0
+        self._eof = False
+        self._error: OSError | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._reading = False
 
     def _socket(self) -> socket.socket:
         if self._sock is None:
             raise httpcore.ReadError("the connection is closed")
         return self._sock
 
-    async def _wait(self, writable: bool, timeout: float | None) -> None:
-        sock = self._socket()
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
+    def _start_reading(self) -> None:
+        if not self._reading and self._sock is not None and not self._eof:
+            self._loop = asyncio.get_running_loop()
+            self._loop.add_reader(self._sock.fileno(), self._on_readable)
+            self._reading = True
 
-        def wake() -> None:
-            if not ready.done():
-                ready.set_result(None)
+    def _stop_reading(self) -> None:
+        if self._reading and self._sock is not None and self._loop is not None:
+            self._loop.remove_reader(self._sock.fileno())
+        self._reading = False
 
-        fd = sock.fileno()
-        (loop.add_writer if writable else loop.add_reader)(fd, wake)
-        try:
-            async with asyncio.timeout(timeout):
-                await ready
-        except TimeoutError:
-            kind = "write" if writable else "read"
-            error = httpcore.WriteTimeout if writable else httpcore.ReadTimeout
-            raise error(f"could not {kind} for {timeout} s") from None
-        finally:
-            (loop.remove_writer if writable else loop.remove_reader)(fd)
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        """Up to ``max_bytes`` (at most :data:`READ_CHUNK`); ``b""`` at end of stream.
-        Raises ``httpcore.ReadTimeout``/``ReadError``."""
-        while True:
-            sock = self._socket()
+    def _on_readable(self) -> None:
+        """Drain the socket into the buffer, one small ``recvmsg`` at a time (each piece
+        keeps the kernel time of its own last packet)."""
+        sock = self._sock
+        if sock is None:
+            return
+        for _ in range(DRAIN_READS):
             try:
-                data, ancillary, _flags, _addr = sock.recvmsg(min(max_bytes, READ_CHUNK), 256)
+                data, ancillary, _flags, _addr = sock.recvmsg(READ_CHUNK, 256)
             except (BlockingIOError, InterruptedError):
-                await self._wait(False, timeout)
-                continue
+                break
             except OSError as exc:
-                raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+                self._error = exc
+                data, ancillary = b"", []
             now = time.perf_counter_ns()
             stamp = now
             for level, kind, payload in ancillary:
                 if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(payload) >= 16:
                     sec, nsec = struct.unpack_from("qq", payload)
-                    realtime_offset = time.time_ns() - now
-                    stamp = min(now, sec * 1_000_000_000 + nsec - realtime_offset)
-            if data:
-                self.last_arrival_ns = stamp
+                    stamp = min(now, sec * 1_000_000_000 + nsec - (time.time_ns() - now))
+            if not data:
+                self._eof = True
+                self._stop_reading()
+                break
+            self._pieces.append((stamp, data))
+            self._buffered += len(data)
+            if self._buffered > MAX_BUFFERED:
+                self._stop_reading()  # back-pressure: resumed by read()
+                break
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        """The oldest buffered piece (at most ``max_bytes``); ``b""`` at end of stream.
+        Raises ``httpcore.ReadTimeout``/``ReadError``."""
+        self._socket()
+        if self._pieces:
+            # Data is waiting, but let the loop run first: a task that never suspends would
+            # leave every other connection unread (and its packets merging in the kernel).
+            await asyncio.sleep(0)
+        elif not self._eof:
+            self._start_reading()
+            loop = asyncio.get_running_loop()
+            self._waiter = waiter = loop.create_future()
+            timer = loop.call_later(timeout, waiter.cancel) if timeout is not None else None
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if timer is not None and waiter.cancelled() and not self._pieces and not self._eof:
+                    raise httpcore.ReadTimeout(f"no data for {timeout} s") from None
+                raise
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+        if self._pieces:
+            stamp, data = self._pieces.popleft()
+            if len(data) > max_bytes:
+                self._pieces.appendleft((stamp, data[max_bytes:]))
+                data = data[:max_bytes]
+            self._buffered -= len(data)
+            if not self._reading and not self._eof and self._buffered <= MAX_BUFFERED // 2:
+                self._start_reading()
+            self.last_arrival_ns = stamp
             return data
+        if self._error is not None:
+            raise httpcore.ReadError(
+                str(self._error) or type(self._error).__name__
+            ) from self._error
+        return b""
+
+    async def _wait_writable(self, timeout: float | None) -> None:
+        sock = self._socket()
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        fd = sock.fileno()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_writer(fd, wake)
+        try:
+            async with asyncio.timeout(timeout):
+                await ready
+        except TimeoutError:
+            raise httpcore.WriteTimeout(f"could not write for {timeout} s") from None
+        finally:
+            loop.remove_writer(fd)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         """Send all of ``buffer``; raises ``httpcore.WriteError``/``WriteTimeout``."""
@@ -246,13 +322,14 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             try:
                 sent = sock.send(view)
             except (BlockingIOError, InterruptedError):
-                await self._wait(True, timeout)
+                await self._wait_writable(timeout)
                 continue
             except OSError as exc:
                 raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
             view = view[sent:]
 
     async def aclose(self) -> None:
+        self._stop_reading()
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()
@@ -264,6 +341,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         timeout: float | None = None,
     ) -> httpcore.AsyncNetworkStream:
         """Hand the socket to asyncio's TLS transport (:class:`TimestampedStream`)."""
+        self._stop_reading()
         sock = self._socket()
         self._sock = None
         loop = asyncio.get_running_loop()
@@ -293,7 +371,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         if info == "server_addr":
             return sock.getpeername()
         if info == "is_readable":  # httpcore asks this of idle connections: dropped by the peer?
-            return bool(select.select([sock], [], [], 0)[0])
+            return bool(self._pieces) or self._eof or bool(select.select([sock], [], [], 0)[0])
         return None
 
 

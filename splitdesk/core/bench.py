@@ -195,7 +195,7 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
         lines.append(
             f"  ! {r.mode} request {t.req} failed: {t.error.message if t.error else 'unknown'}"
         )
-    if any(r.metrics.tokens_estimated for r in runs):
+    if any(r.metrics.tokens_estimated and r.metrics.output_tokens for r in runs):
         lines.append(
             "  ~ token counts are estimates (events counted; the server reported no usage)"
         )

@@ -123,7 +123,7 @@ class GroupMetrics:
     """Metrics of the requests of one group (one phase of a plan).
 
     ``origin``: earliest ``t_send`` (seconds from the run origin); ``makespan_s``: last token
-    minus origin (the latest stream end when no token arrived); ``answer_start_s[q]``: when
+    minus origin (``None`` when no token arrived); ``answer_start_s[q]``: when
     answer ``q`` started, seconds from ``origin``; ``all_started_s``: the latest of those
     when every answer started; ``output_tokens``: sum over requests, ``tokens_estimated``
     when any count is an event count.
@@ -150,9 +150,7 @@ def group_metrics(traces: Sequence[RequestTrace], group: str, n_questions: int) 
         return GroupMetrics(group, len(traces), 0, 0, None, None, ())
     origin = min(t.t_send for t in sent if t.t_send is not None)
     lasts = [t.last_token_t for t in sent if t.last_token_t is not None]
-    ends = [t.t_end for t in sent if t.t_end is not None]
-    end = max(lasts) if lasts else (max(ends) if ends else None)
-    makespan = None if end is None else end - origin
+    makespan = max(lasts) - origin if lasts else None
     per = [request_metrics(t) for t in sent]
     starts: dict[int, float] = {}
     for trace in sent:

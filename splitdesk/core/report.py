@@ -103,14 +103,22 @@ def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
             out[f"{mode}_wall_s_range"] = [round(s.min, 6), round(s.max, 6)]
     ratios: list[float | None] = []
     predicted: list[float | None] = []
+    failed = False
     for k in repeats:
         c, p = by.get(("combined", k)), by.get(("parallel", k))
+        if c and p and (c.metrics.failed or p.metrics.failed):
+            failed = True  # a makespan over the requests that succeeded compares nothing
+            continue
         if c and p and c.metrics.makespan_s and p.metrics.makespan_s:
             ratios.append(c.metrics.makespan_s / p.metrics.makespan_s)
             if c.predicted_wall_s and p.predicted_wall_s:
                 predicted.append(c.predicted_wall_s / p.predicted_wall_s)
     s = spread(ratios)
     out["speedup"] = round(s.median, 4) if s else None
+    if failed:
+        out["speedup_note"] = (
+            "requests failed: speed-up only over repeats where every request succeeded"
+        )
     if s is not None:
         out["speedup_range"] = [round(s.min, 4), round(s.max, 4)]
     sp = spread(predicted)

@@ -111,6 +111,8 @@ class SimServer:
         self.scheduler = Scheduler(params)
         self.log = EmissionLog()
         self.active = 0
+        #: Set when the server is stopping: open streams end at once.
+        self.closing = asyncio.Event()
         self._ids = itertools.count(1)
         self._id_salt = secrets.token_hex(3)
 
@@ -242,6 +244,7 @@ class SimServer:
             half,
             close,
             {"x-request-id": rid, "cache-control": "no-cache"},
+            self.closing,
         )
 
     async def _next_event_text(
@@ -519,8 +522,10 @@ async def serve(
     sock.listen(1024)
     bound_port = sock.getsockname()[1]
     url_host = f"[{host}]" if family == socket.AF_INET6 else host
+    app = create_app(params, profile)
+    sim: SimServer = app.state.sim
     config = uvicorn.Config(
-        RawSendMiddleware(create_app(params, profile)),
+        RawSendMiddleware(app),
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=1,
@@ -537,4 +542,8 @@ async def serve(
         await asyncio.sleep(0.005)
     if server.started and on_ready is not None:
         on_ready(f"http://{url_host}:{bound_port}")
+    while not task.done():  # on SIGINT/SIGTERM, end open streams instead of having them cancelled
+        if server.should_exit:
+            sim.closing.set()
+        await asyncio.wait({task}, timeout=0.05)
     await task

@@ -109,6 +109,7 @@ class EngineStream:
         half_rtt: float,
         on_close: Callable[[], None],
         headers: dict[str, str],
+        closing: asyncio.Event | None = None,
     ) -> None:
         self.dialect = dialect
         self.reply = reply
@@ -118,6 +119,7 @@ class EngineStream:
         self.record = record
         self.half_rtt = half_rtt
         self.on_close = on_close
+        self.closing = closing
         self.headers = MutableHeaders(headers)
         self.headers["content-type"] = dialect.stream_media_type + (
             "; charset=utf-8" if dialect.stream_media_type.startswith("text/") else ""
@@ -161,8 +163,12 @@ class EngineStream:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             direct = None if self.half_rtt else DirectChunks.for_scope(scope)
             body = self._short(direct) if direct is not None else self._ordinary(send)
-            finished = await self._until_disconnect(body, receive)
+            finished = await self._until_disconnect(body, receive, self.closing)
             if not finished:
+                if self.closing is not None and self.closing.is_set():  # end it properly
+                    error = self.dialect.stream_error(self.reply, "the server is shutting down")
+                    await send({"type": "http.response.body", "body": error, "more_body": True})
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
             self.record.output_tokens = self.reply.output_tokens
             self.record.finish_reason = self.finish
@@ -176,16 +182,21 @@ class EngineStream:
             self.on_close()
 
     @staticmethod
-    async def _until_disconnect(body: Coroutine[Any, Any, bool], receive: Receive) -> bool:
-        """Run ``body``; ``False`` as soon as the client disconnects instead."""
+    async def _until_disconnect(
+        body: Coroutine[Any, Any, bool], receive: Receive, closing: asyncio.Event | None
+    ) -> bool:
+        """Run ``body``; ``False`` as soon as the client disconnects or the server stops."""
         task = asyncio.ensure_future(body)
         gone = asyncio.ensure_future(_disconnected(receive))
+        waits: set[asyncio.Future[Any]] = {task, gone}
+        if closing is not None:
+            waits.add(asyncio.ensure_future(closing.wait()))
         try:
-            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in (task, gone):
+            for t in waits:
                 t.cancel()
-            await asyncio.gather(task, gone, return_exceptions=True)
+            await asyncio.gather(*waits, return_exceptions=True)
         if not task.done() or task.cancelled() or task.exception() is not None:
             return False
         return bool(task.result())

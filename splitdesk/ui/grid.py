@@ -109,7 +109,9 @@ class PaneGrid(QScrollArea):
             self._grid.setColumnStretch(c, 0)
             self._grid.setRowStretch(c, 0)
         for i, p in enumerate(visible):
-            self._grid.addWidget(p, i // cols, i % cols)
+            last = i == len(visible) - 1
+            span = cols - i % cols if last else 1  # the last pane fills its row
+            self._grid.addWidget(p, i // cols, i % cols, 1, span)
         rows = math.ceil(len(visible) / cols)
         for c in range(cols):
             self._grid.setColumnStretch(c, 1)

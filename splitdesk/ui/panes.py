@@ -338,12 +338,12 @@ class RequestPane(QFrame):
         if first is not None and last is not None and last > first and tokens > 1:
             parts.append(f"{(tokens - 1) / (last - first):.0f} tok/s")
         if trace.finished and last is not None:
-            parts.append(f"done at {last - t0:.2f} s")
+            parts.append(f"end {last - t0:.2f} s")
         if trace.retries:
             parts.append(
                 f"{len(trace.retries)} retr{'y' if len(trace.retries) == 1 else 'ies'} after 429"
             )
-        self.stats.setText("  ·  ".join(parts))
+        self.stats.setText(" · ".join(parts))
         if trace.error is not None and self.error.isHidden():
             self.error.setText(f"✕ {trace.error.message}")
             self.error.show()

@@ -17,6 +17,15 @@ from splitdesk.ui.theme import Theme, ui_font
 from splitdesk.ui.throttle import Throttle
 
 
+def verdict(speedup: float, theme: Theme) -> str:
+    """The speed-up in words: "4.4× faster", "no speed-up" (within ±10 %) or "2.0× slower"."""
+    if speedup >= 1.1:
+        return f"<span style='color:{theme.good}'>{speedup:.1f}× faster</span>"
+    if speedup > 1 / 1.1:
+        return f"<span style='color:{theme.muted}'>no speed-up ({speedup:.2f}×)</span>"
+    return f"<span style='color:{theme.error}'>{1 / speedup:.1f}× slower</span>"
+
+
 def _s(x: float | None, nd: int = 1) -> str:
     return "…" if x is None else f"{x:.{nd}f} s"
 
@@ -101,7 +110,7 @@ class SummaryStrip(QFrame):
             and self._complete(c)
             and self._complete(p)
         ):
-            line += f" · <span style='color:{t.good}'>{summary.speedup:.1f}× faster</span>"
+            line += " · " + verdict(summary.speedup, t)
             pc, pp = self._predicted("combined"), self._predicted("parallel")
             if pc and pp:
                 line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
@@ -153,5 +162,17 @@ class SummaryStrip(QFrame):
         if failed:
             parts.append(
                 f"<span style='color:{self.theme.error}'>{failed} request(s) failed</span>"
+            )
+        speedup = self.summary.speedup if self.summary else None
+        info = self.state.info if self.state else None
+        if (
+            finished
+            and speedup is not None
+            and speedup < 1.1
+            and info is not None
+            and info.mode == "side-by-side"
+        ):
+            parts.append(
+                "side by side, both ways share the server: “one after another” measures each on an idle one"
             )
         return " · ".join(parts)

@@ -18,9 +18,9 @@ _LANES = (
     "#56B4E9",  # sky blue
     "#009E73",  # bluish green
     "#F0E442",  # yellow
-    "#3D8FD6",  # blue (Okabe–Ito #0072B2, lifted to read on dark backgrounds)
     "#D55E00",  # vermillion
     "#CC79A7",  # reddish purple
+    "#3D8FD6",  # blue (Okabe–Ito #0072B2, lifted to read on dark backgrounds)
     "#B0B0B0",  # grey
     "#CC6677",  # Tol muted: rose
     "#88CCEE",  # cyan

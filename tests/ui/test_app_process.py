@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -73,3 +74,22 @@ def test_killed_app_takes_its_endpoint_along(tmp_path: Path) -> None:
     while alive(sim) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(sim)
+
+
+def test_screenshot_after_a_run_then_quit(tmp_path: Path) -> None:
+    """``--run --screenshot PATH --quit``: the docs' and CI's way to see the window."""
+    shot = tmp_path / "window.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "--screenshot", str(shot), "--quit", "--speed", "6"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"screenshot saved to {shot}" in proc.stdout
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 1000 and height >= 600
