@@ -64,10 +64,14 @@ def run_gui(opts: GuiOptions) -> int:
     app.setOrganizationName("splitdesk")
     app.setDesktopFileName("splitdesk")
     settings, problem = load_settings()
-    if opts.profile or opts.speed:
+    saved_endpoint = None
+    if opts.profile or opts.speed:  # for this session only: the saved endpoint stays
+        saved_endpoint = settings.endpoint
         endpoint = settings.endpoint.model_copy(
             update={
                 "preset": "builtin",
+                "model": "splitdesk-sim",
+                "api": "openai-chat",
                 "profile": opts.profile or settings.endpoint.profile,
                 "speed": opts.speed or settings.endpoint.speed,
             }
@@ -84,7 +88,7 @@ def run_gui(opts: GuiOptions) -> int:
     asyncio.set_event_loop(loop)
     collector = GuiGarbageCollector()
     controller = RunController()
-    window = MainWindow(settings, controller, theme, scale, icon)
+    window = MainWindow(settings, controller, theme, scale, icon, saved_endpoint)
     if problem:
         window.statusBar().showMessage(problem)
     closed = asyncio.Event()

@@ -7,6 +7,8 @@ Heavy imports (Qt, httpx) happen inside each command so ``splitdesk sim`` and
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -181,21 +183,57 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
 
     if args.api not in PROVIDERS:
         return fail(f"--api {args.api} is not available yet (available: {', '.join(PROVIDERS)})")
-    questions = [q.strip() for q in args.questions if q.strip()]
+    if any(not q.strip() for q in args.questions):
+        return fail("-q/--question needs a non-empty question")
+    for q in args.questions:
+        try:
+            q.encode("utf-8")
+        except UnicodeEncodeError:
+            # argv bytes that are not UTF-8 arrive as lone surrogates (PEP 383)
+            return fail(f"-q {q.encode('utf-8', 'replace').decode()!r} is not valid UTF-8 text")
+    questions = [q.strip() for q in args.questions]
     template = None
     if args.questions_file:
         try:
             qs = load_question_set(Path(args.questions_file))
         except QuestionFileError as exc:
             return fail(str(exc))
+        if not qs.texts:
+            return fail(f"{Path(args.questions_file).name}: the file holds no questions")
         questions += qs.texts
         template = qs.template
     if not questions:
         questions = builtin_sets()[DEFAULT_SET].texts
+    if len(questions) < 2 and args.mode in ("combined", "all"):
+        return fail(
+            f"--mode {args.mode} needs at least 2 questions to combine (got {len(questions)}); "
+            "use --mode parallel for one"
+        )
     if args.repeat < 1:
         return fail("--repeat must be >= 1")
     if args.max_tokens < 1:
         return fail("--max-tokens must be >= 1")
+    for flag, value in (
+        ("--read-timeout", args.read_timeout),
+        ("--connect-timeout", args.connect_timeout),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            return fail(f"{flag} must be a positive number of seconds (got {value})")
+    if args.retry_429 < 0:
+        return fail("--retry-429 must be >= 0")
+    if args.temperature is not None and not (
+        math.isfinite(args.temperature) and args.temperature >= 0
+    ):
+        return fail(f"--temperature must be >= 0 (got {args.temperature})")
+    if args.json_path and args.json_path != "-":
+        target = Path(args.json_path)
+        folder = target.parent if str(target.parent) else Path(".")
+        if target.is_dir():
+            return fail(f"--json {args.json_path}: is a folder; give a file name")
+        if not folder.is_dir():
+            return fail(f"--json {args.json_path}: folder {folder} does not exist")
+        if not os.access(folder, os.W_OK):
+            return fail(f"--json {args.json_path}: folder {folder} is not writable")
     sim_params: dict[str, str] = {}
     for item in args.sim_param:
         name, sep, value = item.partition("=")
@@ -203,8 +241,14 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
             return fail(f"--sim-param {item!r}: expected NAME=VALUE")
         sim_params[name.strip().replace("-", "_")] = value.strip()
     endpoint = args.endpoint
-    if endpoint != "builtin" and not endpoint.startswith(("http://", "https://")):
-        return fail(f"--endpoint {endpoint!r}: expected 'builtin' or an http(s):// URL")
+    if endpoint != "builtin":
+        from splitdesk.core.runner import check_url, redact
+
+        try:
+            check_url(endpoint)
+        except ValueError as exc:
+            shown = redact(endpoint, None)
+            return fail(f"--endpoint {shown!r}: {exc} (expected 'builtin' or an http(s):// URL)")
     opts = BenchOptions(
         questions=questions,
         endpoint=endpoint,

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ class ReplayServer:
     headers: dict[str, str]
     chunks: list[bytes]
     pause: float = 0.03
+    tls: ssl.SSLContext | None = None  # serve https with this server context
     write_times: list[int] = field(default_factory=list)
     requests: list[tuple[bytes, bytes]] = field(default_factory=list)
     _server: asyncio.Server | None = None
@@ -72,10 +74,10 @@ class ReplayServer:
     def url(self) -> str:
         assert self._server is not None
         port = self._server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
 
     async def __aenter__(self) -> ReplayServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

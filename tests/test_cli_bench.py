@@ -4,9 +4,12 @@ HTTP, the JSON contract, exit statuses and one-line errors."""
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -96,9 +99,20 @@ def test_failed_requests_exit_1_and_still_write_json(capsys: pytest.CaptureFixtu
         (["--repeat", "0"], "--repeat must be >= 1"),
         (["--questions", "/no/such/file.toml"], "cannot read"),
         (["--sim-param", "warp=9"], "unknown simulator parameter"),
+        (["-q", "  "], "-q/--question needs a non-empty question"),
+        (["-q", b"caf\xe9?"], "is not valid UTF-8 text"),
+        (["-q", "one", "--mode", "combined"], "needs at least 2 questions to combine (got 1)"),
+        (["--read-timeout", "0"], "--read-timeout must be a positive number of seconds"),
+        (["--connect-timeout", "nan"], "--connect-timeout must be a positive number"),
+        (["--retry-429", "-1"], "--retry-429 must be >= 0"),
+        (["--json", "/no/such/folder/out.json"], "folder /no/such/folder does not exist"),
+        (
+            ["--endpoint", "http://127.0.0.1:9/v1"],
+            "cannot connect to 127.0.0.1:9 (ConnectionRefusedError",
+        ),
     ],
 )
-def test_bad_arguments_exit_2_with_one_line(args: list[str], words: str) -> None:
+def test_bad_arguments_exit_2_with_one_line(args: list[str | bytes], words: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "splitdesk", "bench", *args],
         capture_output=True,
@@ -109,3 +123,39 @@ def test_bad_arguments_exit_2_with_one_line(args: list[str], words: str) -> None
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_question_file_without_questions_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# only a comment\n\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "bench", "--questions", str(empty)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "splitdesk bench: error: empty.txt: the file holds no questions"
+
+
+def test_ctrl_c_keeps_the_finished_runs_and_exits_130(tmp_path: Path) -> None:
+    out = tmp_path / "partial.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "splitdesk", "bench", "--json", str(out), "--sim-param", "speed=4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # interrupt once the combined run is done (~3 s at 4x speed), early in the parallel run
+    deadline = time.monotonic() + 30
+    while "running parallel" not in (line := proc.stderr.readline()):
+        assert line and time.monotonic() < deadline, "the combined run did not finish"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "splitdesk bench: interrupted" in stderr and "Traceback" not in stderr
+    doc = BenchDocument.model_validate_json(out.read_text(encoding="utf-8"))
+    assert doc.runs[0].mode == "combined"
+    assert all(r.error is None and r.e2e_s is not None for r in doc.runs[0].requests)
+    assert "Combined request:" in stdout

@@ -180,6 +180,30 @@ DRAIN_READS = 128
 MAX_BUFFERED = 4 * 1024 * 1024
 
 
+_offset = {"ns": 0, "at": -(10**18)}
+
+
+def realtime_offset_ns() -> int:
+    """``CLOCK_REALTIME − CLOCK_MONOTONIC`` (``time.time_ns() − time.perf_counter_ns()``).
+
+    Read as the best of a few paired samples (the pair read closest together: a process
+    preempted between the two reads would shift a stamp by the pause) and refreshed every
+    second; it only drifts as NTP slews the wall clock.
+    """
+    now = time.perf_counter_ns()
+    if now - _offset["at"] > 1_000_000_000:
+        best = None
+        for _ in range(5):
+            a = time.perf_counter_ns()
+            wall = time.time_ns()
+            b = time.perf_counter_ns()
+            if best is None or b - a < best[0]:
+                best = (b - a, wall - (a + b) // 2)
+        assert best is not None
+        _offset["ns"], _offset["at"] = best[1], now
+    return _offset["ns"]
+
+
 class KernelStampedStream(httpcore.AsyncNetworkStream):
     """A plain-TCP httpcore stream reading with ``recvmsg``; ``last_arrival_ns`` is the
     kernel's receive time of the last bytes handed up (``time.perf_counter_ns`` clock).
@@ -206,6 +230,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         self._waiter: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reading = False
+        self._latest = 0
 
     def _socket(self) -> socket.socket:
         if self._sock is None:
@@ -242,7 +267,10 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             for level, kind, payload in ancillary:
                 if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(payload) >= 16:
                     sec, nsec = struct.unpack_from("qq", payload)
-                    stamp = min(now, sec * 1_000_000_000 + nsec - (time.time_ns() - now))
+                    stamp = min(now, sec * 1_000_000_000 + nsec - realtime_offset_ns())
+            if stamp < self._latest:  # never let a connection's times run backwards
+                stamp = self._latest
+            self._latest = stamp
             if not data:
                 self._eof = True
                 self._stop_reading()
@@ -268,11 +296,18 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             self._start_reading()
             loop = asyncio.get_running_loop()
             self._waiter = waiter = loop.create_future()
-            timer = loop.call_later(timeout, waiter.cancel) if timeout is not None else None
+            timed_out = False
+
+            def expire() -> None:
+                nonlocal timed_out
+                timed_out = True
+                waiter.cancel()
+
+            timer = loop.call_later(timeout, expire) if timeout is not None else None
             try:
                 await waiter
             except asyncio.CancelledError:
-                if timer is not None and waiter.cancelled() and not self._pieces and not self._eof:
+                if timed_out:  # our timer, not a cancellation of the reading task (Stop)
                     raise httpcore.ReadTimeout(f"no data for {timeout} s") from None
                 raise
             finally:

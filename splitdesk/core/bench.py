@@ -24,7 +24,7 @@ from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.report import BenchRun, bench_document
 from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner, Timeouts, redact
+from splitdesk.core.runner import RunConfig, Runner, Timeouts, classify_transport_error, redact
 from splitdesk.core.template import CombinedTemplate
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import EndpointConfig
@@ -87,27 +87,34 @@ async def discover_model(endpoint: EndpointConfig) -> str:
     call = provider.models_request(endpoint)
     try:
         async with httpx.AsyncClient(
-            timeout=10.0, verify=endpoint.verify, trust_env=True
+            timeout=10.0, verify=endpoint.ssl_context(), trust_env=True
         ) as client:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params
             )
             response.raise_for_status()
             models = provider.parse_models(response.json())
+    except httpx.TransportError as exc:
+        problem = classify_transport_error(exc, endpoint, 10.0)
+        raise BenchError(redact(problem.message, endpoint.api_key)) from None
     except (httpx.HTTPError, ValueError) as exc:
         raise BenchError(
-            "--model is required: could not list models at "
+            "pass --model NAME: could not list the models at "
             f"{redact(endpoint.base_url, endpoint.api_key)} "
             f"({redact(str(exc), endpoint.api_key)[:200]})"
         ) from None
     if len(models) != 1:
         listed = ", ".join(models[:10]) or "none"
-        raise BenchError(f"--model is required: the endpoint serves {listed}")
+        raise BenchError(f"pass --model NAME: the endpoint serves {listed}")
     return models[0]
 
 
 async def _bench(
-    opts: BenchOptions, endpoint: EndpointConfig, sim_root: str | None, err: TextIO
+    opts: BenchOptions,
+    endpoint: EndpointConfig,
+    sim_root: str | None,
+    err: TextIO,
+    runs: list[BenchRun],
 ) -> list[BenchRun]:
     config = RunConfig(
         endpoint,
@@ -117,7 +124,6 @@ async def _bench(
         marker=opts.template.marker,
         retry_429=opts.retry_429,
     )
-    runs: list[BenchRun] = []
     for k in range(opts.repeat):
         for mode in modes_of(opts.mode):
             plan = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
@@ -239,19 +245,25 @@ def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None 
         if sim is not None and not opts.model:
             endpoint = EndpointConfig(base_url, opts.api, "splitdesk-sim", None)
 
-        async def main() -> tuple[EndpointConfig, list[BenchRun]]:
+        runs: list[BenchRun] = []  # filled as runs finish: an interrupted bench keeps them
+        resolved = [endpoint]
+
+        async def main() -> None:
             ep = endpoint
             if not ep.model:
                 ep = EndpointConfig(
                     ep.base_url, ep.api, await discover_model(ep), ep.api_key, verify=ep.verify
                 )
-            return ep, await _bench(opts, ep, sim.url if sim else None, err or sys.stderr)
+                resolved[0] = ep
+            await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
 
+        interrupted = False
         try:
-            endpoint, runs = asyncio.run(main())
+            asyncio.run(main())
         except KeyboardInterrupt:
-            print("splitdesk bench: interrupted", file=err)
-            return 130
+            interrupted = True
+        interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
+        endpoint = resolved[0]
         info = {"url": redact(endpoint.base_url, key), "api": endpoint.api, "model": endpoint.model}
         if sim is not None:
             info["url"] = f"builtin:{opts.profile} ({base_url})"
@@ -265,7 +277,14 @@ def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None 
         else:
             print(table, file=out)
             if opts.json_path:
-                Path(opts.json_path).write_text(text + "\n", encoding="utf-8")
+                try:
+                    Path(opts.json_path).write_text(text + "\n", encoding="utf-8")
+                except OSError as exc:
+                    print(f"splitdesk bench: cannot write {opts.json_path}: {exc}", file=err)
+                    return 1
+        if interrupted:
+            print("splitdesk bench: interrupted", file=err)
+            return 130
         failed = any(t.outcome != "done" for r in runs for t in r.state.requests)
         return 1 if failed else 0
     finally:

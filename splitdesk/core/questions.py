@@ -112,7 +112,7 @@ def load_question_set(path: Path) -> QuestionSet:
     """Read a question-set file (TOML or plain text). Raises :class:`QuestionFileError`
     with the file name for unreadable or invalid files. Blocking: call off the GUI thread."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM from Windows editors is not text
     except (OSError, UnicodeDecodeError) as exc:
         raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
     try:

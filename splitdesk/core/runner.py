@@ -120,15 +120,24 @@ _SECRET_QUERY_RE = re.compile(
 _MIN_SECRET_PREFIX = 6
 
 
+_URL_PASSWORD_RE = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
+
+
 def redact(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` and credential-looking URL query values replaced by ``***``.
+    """``text`` with ``secret``, credential-looking URL query values and passwords in URLs
+    (``http://user:pass@host``) replaced by ``***``.
 
     Error messages are clipped (to 120 or 300 characters) before they reach here, so a key
     a server echoed can end up cut in two: its start, at the end of the text or just before
-    the clip's ``…``, is replaced too.
+    the clip's ``…``, is replaced too. So is the key as ``repr`` writes it (``\n`` escaped),
+    as some library errors quote header values.
     """
+    text = _URL_PASSWORD_RE.sub(r"\1***@", text)
     if secret:
-        text = text.replace(secret, "***")
+        for form in {secret, secret.strip(), repr(secret)[1:-1]}:
+            if form:
+                text = text.replace(form, "***")
+        secret = secret.strip()
         for n in range(len(secret) - 1, _MIN_SECRET_PREFIX - 1, -1):
             head = secret[:n]
             if head + "…" in text:
@@ -136,6 +145,19 @@ def redact(text: str, secret: str | None) -> str:
             if text.endswith(head):
                 text = text[: len(text) - n] + "***"
     return _SECRET_QUERY_RE.sub(r"\1***", text)
+
+
+def check_url(url: str) -> None:
+    """Raise ``ValueError`` naming the problem when ``url`` is not a usable http(s) URL
+    (no scheme, no host, a port outside 1–65535, a broken IPv6 literal)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("the URL must start with http:// or https://")
+    if not parts.hostname:
+        raise ValueError("the URL has no host")
+    port = parts.port  # raises ValueError when out of range
+    if port == 0:
+        raise ValueError("port 0 is not a server port")
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -167,6 +189,11 @@ def classify_transport_error(
             ErrorKind.TIMEOUT, f"timed out talking to {where} ({type(exc).__name__})"
         )
     if isinstance(exc, httpx.ConnectError):
+        if "WRONG_VERSION_NUMBER" in str(cause) or "wrong version number" in str(cause):
+            return RequestError(
+                ErrorKind.CONNECT,
+                f"{where} does not speak TLS — use http:// instead of https:// in the base URL",
+            )
         if isinstance(cause, ssl.SSLError) or "SSL" in str(exc) or "certificate" in str(exc):
             return RequestError(
                 ErrorKind.CONNECT,
@@ -180,7 +207,7 @@ def classify_transport_error(
         return RequestError(
             ErrorKind.CONNECT,
             f"cannot connect to {where} ({cause.__class__.__name__}: {cause}) — "
-            f"is the server running at {endpoint.base_url}?",
+            f"is the server running at {redact(endpoint.base_url, endpoint.api_key)}?",
         )
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return RequestError(ErrorKind.CONNECT, f"invalid base URL {endpoint.base_url!r}: {exc}")
@@ -304,7 +331,15 @@ class Runner:
         # One client (one connection pool) per request: httpcore's pool bookkeeping is
         # quadratic in its connections (measured: 1.9 s of CPU at 64 streams, enough to
         # fall behind the streams). The clients share one SSL context.
-        ssl_context = httpx.create_ssl_context(verify=ep.verify, trust_env=True)
+        try:
+            ssl_context = ep.ssl_context()
+        except ValueError as exc:
+            problem = RequestError(ErrorKind.CONNECT, redact(str(exc), ep.api_key))
+            for i in range(len(specs)):  # as for an invalid URL: failed before any byte left
+                self.emit(RequestSent(self.now(), i, 0))
+                self._end(i, self.now(), "failed", None, problem)
+            self.emit(RunEnded(self.now(), False))
+            return
         limits = httpx.Limits(max_connections=4, max_keepalive_connections=4)
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -461,7 +496,14 @@ class Runner:
             return request, hook
 
         try:
-            request, hook = build()  # before the barrier: all N are sent within microseconds
+            try:
+                request, hook = build()  # before the barrier: all N are sent within microseconds
+                check_url(call.url)
+            except (httpx.InvalidURL, ValueError) as exc:
+                self.emit(RequestSent(self.now(), i, 0))
+                message = redact(f"invalid base URL {ep.base_url!r}: {exc}", ep.api_key)
+                self._end(i, self.now(), "failed", None, RequestError(ErrorKind.CONNECT, message))
+                return
             if barrier is not None:
                 await barrier.wait()
             attempt = 0

@@ -62,5 +62,6 @@ def keyring_set(account: str, key: str) -> None:
 
 
 def env_key(name: str) -> str | None:
-    """The key in environment variable ``name``, or ``None`` when unset or empty."""
-    return os.environ.get(name) or None if name else None
+    """The key in environment variable ``name`` (surrounding whitespace removed: a pasted
+    newline would make an invalid header), or ``None`` when unset or empty."""
+    return (os.environ.get(name) or "").strip() or None if name else None

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import enum
 import json
+import os
+import ssl
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
+
+import httpx
 
 
 class ErrorKind(enum.StrEnum):
@@ -136,6 +140,21 @@ class EndpointConfig:
     def url(self, path: str) -> str:
         """``base_url`` joined with ``path`` (exactly one slash between)."""
         return self.base_url.rstrip("/") + "/" + path.lstrip("/")
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """The TLS context for this endpoint's clients (httpx's ``verify``; it deprecated
+        passing a path). ``verify`` True: the system's and certifi's CAs, honouring
+        ``SSL_CERT_FILE``/``SSL_CERT_DIR``; a path: that CA bundle file or folder only; False:
+        no verification. Reads files: call off the GUI thread. Raises ``ValueError`` naming
+        the bundle when it cannot be read or holds no certificate."""
+        if isinstance(self.verify, str):
+            try:
+                if os.path.isdir(self.verify):
+                    return ssl.create_default_context(capath=self.verify)
+                return ssl.create_default_context(cafile=self.verify)
+            except (OSError, ssl.SSLError) as exc:
+                raise ValueError(f"cannot use CA bundle {self.verify}: {exc}") from None
+        return httpx.create_ssl_context(verify=self.verify, trust_env=True)
 
 
 @dataclass(frozen=True)

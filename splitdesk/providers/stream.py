@@ -67,6 +67,14 @@ def is_html(content_type: str, body: str) -> bool:
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` (Azure OpenAI, precise) or ``Retry-After``
+    (RFC 9110 §10.2.3, delay-seconds form), else None."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
     value = headers.get("retry-after")
     if value is None:
         return None

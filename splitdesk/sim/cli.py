@@ -21,12 +21,23 @@ from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES, SimParams
 from splitdesk.sim.server import serve
 
 
+def _port(text: str) -> int:
+    """argparse type for a TCP port number 0–65535 (0: let the OS pick a free one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0-65535)")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``sim`` options to ``parser``."""
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default: loopback only)"
     )
-    parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
+    parser.add_argument("--port", type=_port, default=0, help="port (default 0: a free port)")
     parser.add_argument(
         "--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help="named parameter set"
     )

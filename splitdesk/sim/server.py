@@ -97,9 +97,17 @@ async def read_json(request: Request) -> Any:
             raise WireError(413, f"request body too large (limit {MAX_BODY_BYTES} bytes)")
         parts.append(chunk)
     try:
-        return json.loads(b"".join(parts))
-    except (ValueError, UnicodeDecodeError) as exc:
+        value = json.loads(b"".join(parts), parse_constant=_reject_constant)
+        # "\udcff" escapes decode to lone surrogates, which no text can hold (RFC 8259 §8.2)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeError) as exc:
         raise WireError(400, f"We could not parse the JSON body of your request ({exc}).") from None
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    """``json.loads`` hook: NaN and Infinity are not JSON (RFC 8259 §6)."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 class SimServer:
@@ -186,15 +194,17 @@ class SimServer:
                 await asyncio.sleep(half)
             record.status = 429
             wait = self.params.scaled(self.params.retry_after)
+            whole = max(1, math.ceil(wait))  # Retry-After holds whole seconds (RFC 9110 §10.2.3)
             return self._error(
                 dialect,
                 WireError(
                     429,
                     f"Rate limit reached: at most {limit} concurrent requests. "
-                    f"Please retry after {wait:g} s.",
+                    f"Please retry after {whole} s.",
                     kind="rate_limit_error",
                     code="rate_limit_exceeded",
-                    headers={"retry-after": str(max(1, math.ceil(wait)))},
+                    # retry-after-ms: the precise wait, as Azure OpenAI sends it
+                    headers={"retry-after": str(whole), "retry-after-ms": str(round(wait * 1000))},
                 ),
                 rid,
             )
@@ -403,7 +413,7 @@ class SimServer:
                     )
                 gen = DIALECTS[item["api"]].parse(item.get("body"))
                 send_s = item.get("send_s", 0.0)
-                if not isinstance(send_s, int | float) or send_s < 0:
+                if isinstance(send_s, bool) or not isinstance(send_s, int | float) or send_s < 0:
                     raise WireError(400, f"requests[{i}].send_s must be a number >= 0")
                 tokens, _ = self.reply_tokens(gen)
                 lengths.append(len(tokens))
@@ -440,7 +450,10 @@ def create_app(params: SimParams, profile: str = "custom") -> Starlette:
             if status in (404, 405)
             else (exc.detail if isinstance(exc, HTTPException) else "internal error")
         )
-        return JSONResponse(openai_error(WireError(status, message)), status_code=status)
+        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
+        return JSONResponse(
+            openai_error(WireError(status, message)), status_code=status, headers=headers
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -84,6 +84,7 @@ class RunController(QObject):
         self.state: RunState | None = None
         self.live: ProcessRun | None = None
         self._busy = False
+        self._stop_requested = False
         self._planned = 0
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
@@ -164,6 +165,7 @@ class RunController(QObject):
         :class:`ControllerError` when it cannot start (message for the user)."""
         if self._busy:
             raise ControllerError("a run is already in progress")
+        self._stop_requested = False
         self._set_busy(True)
         try:
             endpoint = await self.endpoint_config(request.endpoint, request.api_key)
@@ -193,6 +195,8 @@ class RunController(QObject):
         except RuntimeError as exc:
             self._set_busy(False)
             raise ControllerError(str(exc)) from None
+        if self._stop_requested:  # Stop was pressed while the run was starting
+            self.live.cancel()
         self._planned = len(plan.requests)
         self._timer.start()
         self.runStarted.emit(state)
@@ -217,9 +221,11 @@ class RunController(QObject):
             self.predictionsReady.emit(preds)
 
     def stop(self) -> None:
-        """Stop the current run (no-op when idle)."""
+        """Stop the current run, also while it is still starting (no-op when idle)."""
         if self.live is not None and not self.live.done:
             self.live.cancel()
+        elif self._busy:
+            self._stop_requested = True
 
     def _drain(self) -> None:
         live, state = self.live, self.state

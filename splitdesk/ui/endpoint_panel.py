@@ -10,6 +10,7 @@ never written to the settings file. Network and keyring work runs off the GUI th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
@@ -41,7 +42,7 @@ from splitdesk.core.endpoints import (
     key_env_present,
     settings_for_preset,
 )
-from splitdesk.core.runner import redact
+from splitdesk.core.runner import classify_transport_error, redact
 from splitdesk.core.secrets import (
     KeyringError,
     env_key,
@@ -414,9 +415,10 @@ class EndpointPanel(QWidget):
         )
         provider = get_provider(endpoint.api)
         call = provider.models_request(endpoint)
+        context = await asyncio.to_thread(endpoint.ssl_context)  # reads CA files
         t0 = time.perf_counter()
         async with httpx.AsyncClient(
-            timeout=self._settings.connect_timeout + 5, verify=endpoint.verify, trust_env=True
+            timeout=self._settings.connect_timeout + 5, verify=context, trust_env=True
         ) as client:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params or None
@@ -444,8 +446,17 @@ class EndpointPanel(QWidget):
             note.setText(text)
         except Exception as exc:  # shown to the user, never raised into Qt
             key = await self.api_key()
+            message = str(exc) or type(exc).__name__
+            if isinstance(exc, httpx.TransportError):  # say what to do, as a run would
+                with contextlib.suppress(Exception):
+                    endpoint = await self.resolver(
+                        self._settings.model_copy(update={"model": self._settings.model or "x"}),
+                        key,
+                    )
+                    timeout = self._settings.connect_timeout + 5
+                    message = classify_transport_error(exc, endpoint, timeout).message
             note.setStyleSheet(f"color: {self.theme.error};")
-            note.setText("✕ " + redact(str(exc) or type(exc).__name__, key)[:300])
+            note.setText("✕ " + redact(message, key)[:300])
 
     @qasync.asyncSlot()
     async def _list_models(self) -> None:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent
 from splitdesk.core.plans import Mode, RunPlan
 from splitdesk.core.predict import PredictedRequest
@@ -71,9 +72,13 @@ class MainWindow(QMainWindow):
         theme: Theme,
         scale: float = 1.0,
         icon: QIcon | None = None,
+        saved_endpoint: EndpointSettings | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
+        #: The endpoint to keep in the settings file while the one shown came from the
+        #: command line (``--profile``/``--speed``) and the user has not changed it.
+        self._saved_endpoint = saved_endpoint
         self.controller = controller
         self.theme = theme
         self.scale = scale
@@ -172,6 +177,7 @@ class MainWindow(QMainWindow):
         self.questions.changed.connect(self._inputs_changed)
         self.questions.message.connect(self.statusBar().showMessage)
         self.endpoint.changed.connect(self._inputs_changed)
+        self.endpoint.changed.connect(self._endpoint_edited)
         self.endpoint.message.connect(self.statusBar().showMessage)
         controller.status.connect(self.statusBar().showMessage)
         controller.busyChanged.connect(self._busy_changed)
@@ -272,7 +278,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"The {new} theme applies at the next start.")
 
     def _save_settings(self) -> None:
-        settings = self.settings
+        settings = self._persisted()
 
         async def save() -> None:
             try:
@@ -281,6 +287,14 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(f"Could not save settings: {exc.strerror or exc}")
 
         spawn(save())
+
+    def _persisted(self) -> AppSettings:
+        if self._saved_endpoint is None:
+            return self.settings
+        return self.settings.model_copy(update={"endpoint": self._saved_endpoint})
+
+    def _endpoint_edited(self) -> None:
+        self._saved_endpoint = None  # the user chose: save what they chose
 
     def _busy_changed(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)
@@ -435,7 +449,7 @@ class MainWindow(QMainWindow):
     async def _close_async(self) -> None:
         self._persist.cancel()
         try:
-            await asyncio.to_thread(save_settings, self.settings)
+            await asyncio.to_thread(save_settings, self._persisted())
         except OSError as exc:
             log.warning("could not save settings: %s", exc)
         try:

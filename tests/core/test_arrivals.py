@@ -91,3 +91,25 @@ async def test_the_runner_stamps_where_bytes_arrive() -> None:
         response = httpx.Response(200, request=httpx.Request("GET", "http://x"))
         assert arrival_clock(response, time.perf_counter_ns) is time.perf_counter_ns
         del client
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_read_is_a_cancellation_not_a_timeout() -> None:
+    """Stop cancels the reading task: the stream must say so (not "read timeout")."""
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        stream = await TimestampingBackend().connect_tcp("127.0.0.1", port, timeout=5)
+        task = asyncio.ensure_future(stream.read(10, timeout=30))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await stream.aclose()
+        await asyncio.sleep(0.05)

@@ -62,9 +62,10 @@ async def test_dns_failure_and_tls_failure(sim_batching: Any) -> None:
     dns = await one_request("http://nonexistent.invalid", "ollama-generate")
     assert dns.error is not None and dns.error.kind == ErrorKind.CONNECT
     assert "cannot resolve nonexistent.invalid" in dns.error.message
-    tls = await one_request(sim_batching.url.replace("http:", "https:"), "anthropic")
-    assert tls.error is not None and tls.error.kind == ErrorKind.CONNECT
-    assert tls.error.message.startswith("TLS failure talking to 127.0.0.1")
+    plain = await one_request(sim_batching.url.replace("http:", "https:"), "anthropic")
+    assert plain.error is not None and plain.error.kind == ErrorKind.CONNECT
+    assert plain.error.message.startswith("127.0.0.1:")
+    assert "does not speak TLS — use http:// instead of https://" in plain.error.message
 
 
 @pytest.mark.asyncio

@@ -52,6 +52,12 @@ def test_plain_text_one_per_line(tmp_path: Path) -> None:
     assert qs.title == "My questions"
 
 
+def test_a_byte_order_mark_is_not_part_of_the_first_question(tmp_path: Path) -> None:
+    path = tmp_path / "from-notepad.txt"
+    path.write_bytes("\ufeffWhy is the sky blue?\r\nHow do magnets work?\r\n".encode())
+    assert load_question_set(path).texts == ["Why is the sky blue?", "How do magnets work?"]
+
+
 def test_bad_files_say_what_is_wrong(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[[questions]]\ntext = 3\n", encoding="utf-8")

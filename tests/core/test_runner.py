@@ -155,7 +155,8 @@ async def test_429_is_retried_with_the_servers_retry_after(sim_rate_limited: Any
     assert all(r.outcome == "done" for r in state.requests)
     retried = [r for r in state.requests if r.retries]
     assert len(retried) == 1  # two slots: the third request waited for one
-    assert retried[0].retries[0].delay_s == 1.0 and retried[0].retries[0].error.status == 429
+    # the profile's Retry-After is 2 s, at 4x speed 0.5 s: sent precisely as retry-after-ms
+    assert retried[0].retries[0].delay_s == 0.5 and retried[0].retries[0].error.status == 429
     ends = [e for e in events if isinstance(e, RequestEnded)]
     assert len(ends) == 3 and isinstance(events[-1], RunEnded)
 

@@ -83,7 +83,8 @@ async def test_openai_sdk_gets_rate_limit_error(sim_rate_limited: Any) -> None:
     err = errors[0]
     assert isinstance(err, openai.RateLimitError)
     assert err.response.headers["retry-after"] == "1"  # 2 s at 4× speed, rounded up
-    assert "Rate limit" in err.message
+    assert err.response.headers["retry-after-ms"] == "500"  # the precise wait
+    assert "Rate limit" in err.message and "retry after 1 s" in err.message
 
 
 BAD_REQUESTS = [
@@ -128,6 +129,37 @@ BAD_REQUESTS = [
         "too large",
     ),
     ("unknown route", "/v1/nothing-here", b"{}", 404, "Unknown route"),
+    (
+        "lone surrogate escape",
+        "/v1/chat/completions",
+        b'{"model": "splitdesk-sim", "messages": [{"role": "user", "content": "hi \\udcff"}]}',
+        400,
+        "surrogates not allowed",
+    ),
+    (
+        "NaN in a plan",
+        "/_splitdesk/predict",
+        b'{"requests": [{"api": "openai-chat", "send_s": NaN, "body": {}}]}',
+        400,
+        "NaN is not a JSON number",
+    ),
+    (
+        "true as a time",
+        "/_splitdesk/predict",
+        json.dumps(
+            {
+                "requests": [
+                    {
+                        "api": "openai-chat",
+                        "send_s": True,
+                        "body": {"model": MODEL, "messages": [{"role": "user", "content": "a"}]},
+                    }
+                ]
+            }
+        ).encode(),
+        400,
+        "send_s must be a number >= 0",
+    ),
 ]
 
 
@@ -149,6 +181,15 @@ async def test_bad_input_gets_openai_shaped_4xx(
         still_up = await client.get("/v1/models")
     assert still_up.status_code == 200
     assert still_up.json()["data"][0]["id"] == MODEL
+
+
+@pytest.mark.asyncio
+async def test_wrong_method_gets_405_with_allow(sim_batching: Any) -> None:
+    async with httpx.AsyncClient(base_url=sim_batching.url, timeout=10) as client:
+        response = await client.get("/v1/chat/completions")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert "Unknown route GET /v1/chat/completions" in response.json()["error"]["message"]
 
 
 @pytest.mark.asyncio
@@ -228,3 +269,12 @@ def test_sim_cli_rejects_bad_parameter(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["sim", "--t-base", "-1"]) == 2
     err = capsys.readouterr().err
     assert "--t-base" in err and "greater than or equal to 0" in err
+
+
+def test_sim_cli_rejects_a_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
+    from splitdesk.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["sim", "--port", "70000"])
+    assert exited.value.code == 2
+    assert "70000 is not a port number (0-65535)" in capsys.readouterr().err

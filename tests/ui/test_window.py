@@ -108,6 +108,20 @@ async def test_refused_connection_shows_a_clear_error_in_every_pane(make_window:
 
 
 @pytest.mark.asyncio
+async def test_test_connection_says_what_to_do_when_nothing_listens(make_window: Any) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}/v1"
+    window = make_window(AppSettings(endpoint=EndpointSettings(preset="custom", base_url=base)))
+    panel = window.endpoint
+    panel.test_button.click()
+    await wait_until(lambda: panel.test_note.text().startswith("✕"), 10)
+    assert f"cannot connect to 127.0.0.1:{port}" in panel.test_note.text()
+    assert f"is the server running at {base}?" in panel.test_note.text()
+
+
+@pytest.mark.asyncio
 async def test_http_401_says_to_check_the_key_and_never_shows_it(
     make_window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
