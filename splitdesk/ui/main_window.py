@@ -14,7 +14,15 @@ import logging
 
 import qasync
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QFontMetrics,
+    QIcon,
+    QKeySequence,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -154,6 +162,9 @@ class MainWindow(QMainWindow):
         self.main_split.addWidget(bottom)
         self.main_split.setStretchFactor(0, 5)
         self.main_split.setStretchFactor(1, 4)
+        self._divider_moved = False
+        self._auto_sizing = False
+        self.main_split.splitterMoved.connect(self._divider_dragged)
 
         outer = QSplitter(Qt.Orientation.Horizontal)
         outer.addWidget(self.sidebar)
@@ -344,10 +355,34 @@ class MainWindow(QMainWindow):
     def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
         """Build every pane of the coming run now, before anything is sent."""
         self._clear_panes()
+        self.timeline.clear()
+        self.summary.clear("Starting…")
         self._questions = questions
         for index, spec in enumerate(plan.requests):
             self._make_pane(index, spec.group, spec.questions)
         self.grid.relayout_now()
+        lanes = len(
+            {("sequential" if s.group == "sequential" else i) for i, s in enumerate(plan.requests)}
+        )
+        self._fit_timeline(lanes)
+
+    def _fit_timeline(self, lanes: int) -> None:
+        """Give the timeline room for ``lanes`` readable lanes (up to 60 % of the height),
+        unless the user has placed the divider themselves."""
+        if self._divider_moved:
+            return
+        h = self.main_split.height()
+        lane_px = QFontMetrics(ui_font(self.scale, 0)).height() * 1.6
+        fixed = self.summary.sizeHint().height() + self.timeline.legend.sizeHint().height()
+        wanted = fixed + int(lanes * lane_px) + int(60 * self.scale)  # + axis and margins
+        bottom = min(max(wanted, int(h * 0.44)), int(h * 0.6))
+        self._auto_sizing = True
+        self.main_split.setSizes([h - bottom, bottom])
+        self._auto_sizing = False
+
+    def _divider_dragged(self) -> None:
+        if not self._auto_sizing:
+            self._divider_moved = True
 
     def _run_started(self, state: RunState) -> None:
         self.state = state
@@ -433,7 +468,9 @@ class MainWindow(QMainWindow):
         if not self._sized:
             self._sized = True
             h = self.main_split.height()
+            self._auto_sizing = True
             self.main_split.setSizes([int(h * 0.56), int(h * 0.44)])
+            self._auto_sizing = False
 
     # -- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace
-from splitdesk.ui.theme import Theme, lane_hex, mono_font, ui_font
+from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
 from splitdesk.ui.throttle import Throttle
 
 STATE_LABELS = {
@@ -90,31 +90,51 @@ class TextStream(QPlainTextEdit):
 
 
 class ElidedLabel(QLabel):
-    """A one-line label that ends in "…" when its text does not fit."""
+    """A one-line label that ends in "…" when its text does not fit. With
+    :meth:`set_variants`, it shows the longest of several wordings that fits instead (a
+    narrow pane drops its least important figures rather than cutting one in half)."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._full = text
+        self._variants = [text]
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(30)
         self.setText(text)
 
     def setText(self, text: str) -> None:
-        self._full = text
+        self.set_variants([text])
+
+    def set_variants(self, variants: list[str]) -> None:
+        """Show the first of ``variants`` (longest first) that fits; else the last, elided."""
+        self._variants = variants or [""]
         self._elide()
 
     def full_text(self) -> str:
-        return self._full
+        return self._variants[0]
 
     def _elide(self) -> None:
         metrics = self.fontMetrics()
-        super().setText(
-            metrics.elidedText(self._full, Qt.TextElideMode.ElideRight, max(10, self.width()))
-        )
+        width = max(10, self.width())
+        for text in self._variants[:-1]:
+            if metrics.horizontalAdvance(text) <= width:
+                super().setText(text)
+                return
+        super().setText(metrics.elidedText(self._variants[-1], Qt.TextElideMode.ElideRight, width))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._elide()
+
+
+def _variants(parts: list[str], drop: tuple[int, ...]) -> list[str]:
+    """``parts`` joined with " · ", then again without ``drop[0]``, then also without
+    ``drop[1]``…; empty parts are skipped."""
+    out = [" · ".join(p for p in parts if p)]
+    gone: set[int] = set()
+    for index in drop:
+        gone.add(index)
+        out.append(" · ".join(p for i, p in enumerate(parts) if p and i not in gone))
+    return out
 
 
 class Badge(QWidget):
@@ -138,7 +158,7 @@ class Badge(QWidget):
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(self._color)
         p.drawRoundedRect(self.rect(), 6, 6)
-        p.setPen(QColor("#101217"))
+        p.setPen(QColor(ink_on(self._color.name())))
         p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self._text)
         p.end()
 
@@ -311,6 +331,28 @@ class RequestPane(QFrame):
         p.drawPath(top.intersected(clip))
         p.end()
 
+    def stats_variants(self) -> list[str]:
+        """The header figures, longest wording first: TTFT, output tokens, decode rate,
+        E2E ("end"), retries; narrower wordings drop the token count, then the rate.
+        The figures of :func:`splitdesk.core.metrics.request_metrics`, read in O(1)."""
+        trace = self.trace
+        assert trace is not None and trace.t_send is not None
+        t0 = trace.t_send
+        first, last = trace.first_text_t, trace.last_token_t
+        ttft = f"TTFT {first - t0:.2f} s" if first is not None else "TTFT …"
+        usage = trace.usage_output_tokens
+        tokens = usage if usage is not None else len(trace.event_times)
+        count = f"{'' if usage is not None else '~'}{tokens} tok"
+        rate = ""
+        if first is not None and last is not None and last > first and tokens > 1:
+            rate = f"{(tokens - 1) / (last - first):.0f} tok/s"
+        end = f"end {last - t0:.2f} s" if trace.finished and last is not None else ""
+        retries = ""
+        if trace.retries:
+            n = len(trace.retries)
+            retries = f"{n} retr{'y' if n == 1 else 'ies'} after 429"
+        return _variants([ttft, count, rate, end, retries], drop=(1, 2, 3))
+
     def _update_header(self) -> None:
         trace = self.trace
         state = trace.state if trace else "planned"
@@ -327,23 +369,7 @@ class RequestPane(QFrame):
         if trace is None or trace.t_send is None:
             self.stats.setText("not sent yet")
             return
-        parts = []
-        # The figures of core.metrics.request_metrics, read in O(1) for a live header.
-        t0 = trace.t_send
-        first, last = trace.first_text_t, trace.last_token_t
-        parts.append(f"TTFT {first - t0:.2f} s" if first is not None else "TTFT …")
-        usage = trace.usage_output_tokens
-        tokens = usage if usage is not None else len(trace.event_times)
-        parts.append(f"{'' if usage is not None else '~'}{tokens} tok")
-        if first is not None and last is not None and last > first and tokens > 1:
-            parts.append(f"{(tokens - 1) / (last - first):.0f} tok/s")
-        if trace.finished and last is not None:
-            parts.append(f"end {last - t0:.2f} s")
-        if trace.retries:
-            parts.append(
-                f"{len(trace.retries)} retr{'y' if len(trace.retries) == 1 else 'ies'} after 429"
-            )
-        self.stats.setText(" · ".join(parts))
+        self.stats.set_variants(self.stats_variants())
         if trace.error is not None and self.error.isHidden():
             self.error.setText(f"✕ {trace.error.message}")
             self.error.show()
@@ -444,3 +470,27 @@ class SequentialPane(RequestPane):
         current = [t for t in self.traces if t.t_send is not None]
         self.trace = current[-1] if current else (self.traces[0] if self.traces else None)
         self._update_header()
+
+    def stats_variants(self) -> list[str]:
+        """Figures of the whole baseline: requests done, the first request's TTFT, output
+        tokens of all, and the end of the last answer since the first send."""
+        sent = [t for t in self.traces if t.t_send is not None]
+        first = sent[0]
+        assert first.t_send is not None
+        finished = sum(1 for t in self.traces if t.finished)
+        done = f"{finished}/{len(self.traces)} answered"
+        ttft = (
+            f"TTFT {first.first_text_t - first.t_send:.2f} s"
+            if first.first_text_t is not None
+            else "TTFT …"
+        )
+        tokens = sum(
+            t.usage_output_tokens if t.usage_output_tokens is not None else len(t.event_times)
+            for t in sent
+        )
+        estimated = any(t.usage_output_tokens is None for t in sent)
+        count = f"{'~' if estimated else ''}{tokens} tok"
+        lasts = [t.last_token_t for t in sent if t.last_token_t is not None]
+        all_done = finished == len(self.traces)
+        end = f"end {max(lasts) - first.t_send:.2f} s" if all_done and lasts else ""
+        return _variants([done, ttft, count, end], drop=(2, 0))

@@ -55,6 +55,13 @@ class SummaryStrip(QFrame):
         lay.addWidget(self.details)
         self.throttle = Throttle(self.refresh, 100, self)
 
+    def clear(self, text: str = "") -> None:
+        """Show ``text`` and no figures (a new run is about to start)."""
+        self.state = None
+        self.predictions = None
+        self.headline.setText(text)
+        self.details.setText("")
+
     def bind(self, state: RunState) -> None:
         """Summarise ``state`` from now on."""
         self.state = state

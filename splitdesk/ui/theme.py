@@ -43,6 +43,26 @@ def lane_hex(index: int) -> str:
     return _LANES[index % len(_LANES)]
 
 
+def _luminance(color: str) -> float:
+    """Relative luminance of ``#rrggbb`` (WCAG 2.2, "relative luminance")."""
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+INK_DARK = "#101217"
+INK_LIGHT = "#ffffff"
+
+
+def ink_on(background: str) -> str:
+    """Text colour for ``background`` (``#rrggbb``): near-black or white, whichever has
+    the higher WCAG contrast ratio against it."""
+    lum = _luminance(background)
+    on_dark = (lum + 0.05) / (_luminance(INK_DARK) + 0.05)
+    on_light = (1.05) / (lum + 0.05)
+    return INK_DARK if on_dark >= on_light else INK_LIGHT
+
+
 @dataclass(frozen=True)
 class Theme:
     """The colours of one look. ``combined`` is the combined request's own colour."""

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
-from splitdesk.ui.theme import Theme, lane_hex, ui_font
+from splitdesk.ui.theme import Theme, ink_on, lane_hex, ui_font
 from splitdesk.ui.throttle import Throttle
 
 BAR_HEIGHT = 0.62
@@ -122,6 +122,7 @@ class Timeline(QWidget):
         self._ticker.setInterval(LIVE_MS)
         self._ticker.timeout.connect(self.throttle.request)
         self.plot.scene().sigMouseMoved.connect(self._hover)
+        self.plot.getPlotItem().getViewBox().sigResized.connect(self._set_lane_ticks)
 
     def _legend_html(self) -> str:
         t = self.theme
@@ -148,6 +149,20 @@ class Timeline(QWidget):
         self._ticked = []
         self._ticker.start()
         self.throttle.request()
+
+    def clear(self) -> None:
+        """Show nothing (a new run is about to start): no bar of the last run stays up."""
+        self.state = None
+        self.predictions = None
+        self._ticker.stop()
+        self.bars = []
+        self.lanes = []
+        self.segment_counts = {}
+        for item in (self.ghost_item, self.wait_item, self.stream_item, self.marks, self.now_line):
+            item.hide()
+        for label in self.labels:
+            label.hide()
+        self._set_lane_ticks()
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
         """Ghost bars for the predicted timing of each request (index order)."""
@@ -196,7 +211,7 @@ class Timeline(QWidget):
         lane_names: dict[int, str] = {}
         bars: list[Bar] = []
         marks: list[tuple[float, int, str, str]] = []
-        end_labels: list[tuple[float, int, str]] = []
+        end_labels: dict[int, float] = {}  # lane → its last token (one label per lane)
         seg_labels: list[tuple[float, int, str, str]] = []
         self.segment_counts = {}
         current_phase = max(origins) if origins else 0
@@ -239,8 +254,11 @@ class Timeline(QWidget):
                     r, lane, o, first - o, stream_end, color, name, bars, seg_labels
                 )
                 self.segment_counts[r.req] = count
+                if r.group == "sequential":  # numbered like the combined lane's answers
+                    q = r.questions[0]
+                    seg_labels.append((first - o, lane, str(q + 1), lane_hex(q)))
                 if r.finished:  # a settled label: live ones would re-render every frame
-                    end_labels.append((stream_end, lane, f"{stream_end:.1f} s"))
+                    end_labels[lane] = max(end_labels.get(lane, 0.0), stream_end)
             if r.outcome == "failed":
                 x = (r.t_end or r.t_send) - o
                 marks.append(
@@ -269,7 +287,8 @@ class Timeline(QWidget):
                     )
         self.bars = bars
         self.lanes = [lane_names[i] for i in range(len(lanes))]
-        self._draw(bars, marks, seg_labels, end_labels, len(lanes))
+        ends = [(x, lane, f"{x:.1f} s") for lane, x in end_labels.items()]
+        self._draw(bars, marks, seg_labels, ends, len(lanes))
         if now_abs is not None and current_phase in origins:
             self.now_line.setPos(now_abs - origins[current_phase])
             self.now_line.show()
@@ -384,14 +403,21 @@ class Timeline(QWidget):
 
     def _set_lane_ticks(self) -> None:
         """Lane names on the left axis, which is made as wide as the widest (pyqtgraph
-        silently drops a tick label that does not fit)."""
-        if self.lanes == self._ticked:
-            return  # setTicks regenerates the axis picture: only when the lanes change
-        self._ticked = list(self.lanes)
-        axis = self.plot.getPlotItem().getAxis("left")
+        silently drops a tick label that does not fit). When lanes are closer than a line
+        of text, names shrink to their badge ("Q7") so they do not overlap."""
         metrics = QFontMetrics(ui_font(self.scale, 0))
+        pitch = self.plot.getPlotItem().getViewBox().height() / max(len(self.lanes), 1)
+        crowded = pitch < metrics.height() * 1.15
+        wanted = [*self.lanes, str(crowded)]
+        if wanted == self._ticked:
+            return  # setTicks regenerates the axis picture: only when the lanes change
+        self._ticked = wanted
+        axis = self.plot.getPlotItem().getAxis("left")
         limit = int(260 * self.scale)
-        names = [metrics.elidedText(n, Qt.TextElideMode.ElideRight, limit) for n in self.lanes]
+        shown = [n.split(" ", 1)[0] if crowded and n[:1] == "Q" else n for n in self.lanes]
+        if crowded:
+            shown = [n.replace(" in 1)", ")") for n in shown]
+        names = [metrics.elidedText(n, Qt.TextElideMode.ElideRight, limit) for n in shown]
         widest = max((metrics.horizontalAdvance(n) for n in names), default=40)
         axis.setWidth(widest + int(24 * self.scale))
         axis.setTicks([[(float(i), name) for i, name in enumerate(names)]])
@@ -415,7 +441,7 @@ class Timeline(QWidget):
             self.labels.append(label)
         for label in self.labels[wanted:]:
             label.hide()
-        items = [(x, lane, text, "#101217") for x, lane, text, _ in seg_labels]
+        items = [(x, lane, text, ink_on(color)) for x, lane, text, color in seg_labels]
         items += [(x, lane, text, self.theme.text) for x, lane, text in end_labels]
         for label, (x, lane, text, color) in zip(self.labels, items, strict=False):
             if label.toPlainText() != text or label.color != QColor(color):

@@ -55,16 +55,16 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> No
 
 
 @pytest_asyncio.fixture
-async def make_window(qtbot: Any) -> AsyncIterator[Callable[[AppSettings], MainWindow]]:
+async def make_window(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
     """Build windows with given settings; each is closed (runs stopped, endpoint process
     stopped) at the end of the test."""
     made: list[MainWindow] = []
     QApplication.instance().setQuitOnLastWindowClosed(False)  # as in splitdesk.app
     collector = GuiGarbageCollector()  # as in splitdesk.app
 
-    def make(settings: AppSettings) -> MainWindow:
+    def make(settings: AppSettings, **options: Any) -> MainWindow:
         controller = RunController()
-        window = MainWindow(settings, controller, DARK, 1.0)
+        window = MainWindow(settings, controller, DARK, 1.0, **options)
         window.resize(1400, 900)
         window.show()
         made.append(window)

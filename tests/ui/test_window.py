@@ -4,8 +4,10 @@ endpoint in a child process, real loopback HTTP."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from ui.conftest import wait_signal, wait_until
 
 from splitdesk.core.endpoints import EndpointSettings, KeySource
 from splitdesk.core.questions import DEFAULT_SET, builtin_sets
-from splitdesk.core.settings import AppSettings
+from splitdesk.core.settings import AppSettings, load_settings
 from splitdesk.sim import textgen
 from splitdesk.sim.params import SimParams
 from splitdesk.ui.panes import CombinedPane
@@ -67,6 +69,38 @@ async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -
     assert "faster" in window.summary.headline.text()
     assert "Stop" in window.stop_button.text() and not window.stop_button.isEnabled()
     assert window.run_button.isEnabled()
+
+
+@pytest.mark.asyncio
+async def test_one_after_another_with_the_sequential_baseline(make_window: Any) -> None:
+    window = make_window(
+        AppSettings(
+            endpoint=EndpointSettings(speed=4.0), mode="one-after-another", with_sequential=True
+        )
+    )
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 60)
+    n = len(QUESTIONS)
+    assert [r.group for r in state.requests].count("sequential") == n
+    # The sequential lane: N numbered segments, one after another, one end label.
+    timeline = window.timeline
+    assert timeline.lanes[-1] == "Sequential" and len(timeline.lanes) == 1 + n + 1
+    seq_lane = len(timeline.lanes) - 1
+    segments = sorted(
+        (b.x0, b.x1) for b in timeline.bars if b.kind == "stream" and b.lane == seq_lane
+    )
+    assert len(segments) == n
+    assert all(a[1] <= b[0] + 1e-6 for a, b in itertools.pairwise(segments))
+    shown = [lb for lb in timeline.labels if lb.isVisible()]
+    numbers = [lb.toPlainText() for lb in shown if round(lb.pos().y()) == seq_lane]
+    assert numbers == [str(q + 1) for q in range(n)] + [f"{segments[-1][1]:.1f} s"]
+    ends = [lb for lb in shown if lb.toPlainText().endswith(" s")]
+    assert len(ends) == len(timeline.lanes)  # one end label per lane
+    # The SEQ pane sums up the whole baseline, and the summary names all three.
+    seq = window._sequential
+    assert seq is not None
+    assert seq.stats.full_text().startswith(f"{n}/{n} answered · TTFT ")
+    assert "Sequential" in window.summary.headline.text()
 
 
 @pytest.mark.asyncio
@@ -150,6 +184,24 @@ async def test_http_401_says_to_check_the_key_and_never_shows_it(
     for pane in window.panes.values():
         assert "HTTP 401" in pane.error.text() and "check the API key" in pane.error.text()
         assert key not in pane.error.text()
+
+
+@pytest.mark.asyncio
+async def test_command_line_endpoint_is_for_this_session_only(
+    make_window: Any, config_dir: Path
+) -> None:
+    saved = EndpointSettings(preset="custom", base_url="http://gpu-box:8000/v1", model="m")
+    session = EndpointSettings(profile="single-slot", speed=4.0)  # splitdesk --profile … --speed 4
+    window = make_window(AppSettings(endpoint=session), saved_endpoint=saved)
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 30)
+    assert all(r.outcome == "done" for r in state.requests)  # ran on the built-in endpoint
+    window.close()
+    await wait_signal(window.closed, 10)
+    assert (config_dir / "settings.json").exists()
+    stored, problem = load_settings()
+    assert problem is None
+    assert stored.endpoint == saved  # the user's own endpoint is still there next time
 
 
 @pytest.mark.asyncio
