@@ -47,6 +47,7 @@ class GuiOptions:
     scale: float | None = None
     profile: str | None = None
     speed: float | None = None
+    size: tuple[int, int] | None = None  #: window (width, height) in pixels, this session
 
 
 def app_icon() -> QIcon:
@@ -89,6 +90,8 @@ def run_gui(opts: GuiOptions) -> int:
     collector = GuiGarbageCollector()
     controller = RunController()
     window = MainWindow(settings, controller, theme, scale, icon, saved_endpoint)
+    if opts.size is not None:
+        window.resize(*opts.size)
     if problem:
         window.statusBar().showMessage(problem)
     closed = asyncio.Event()

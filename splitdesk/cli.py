@@ -14,6 +14,17 @@ from pathlib import Path
 from typing import NoReturn
 
 
+def _window_size(text: str) -> tuple[int, int]:
+    """argparse type for ``WxH`` (pixels, each 320–10000)."""
+    w, sep, h = text.lower().partition("x")
+    if not (sep and w.isdigit() and h.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected WIDTHxHEIGHT, e.g. 1280x720")
+    size = (int(w), int(h))
+    if not all(320 <= v <= 10000 for v in size):
+        raise argparse.ArgumentTypeError(f"{text!r}: each side must be 320-10000 pixels")
+    return size
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit status 2) instead of usage dumps."""
 
@@ -47,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="use the built-in endpoint with this profile (see: splitdesk sim --list-profiles)",
     )
     gui.add_argument("--speed", type=float, help="built-in endpoint speed factor")
+    gui.add_argument(
+        "--size",
+        type=_window_size,
+        metavar="WxH",
+        help="window size in pixels for this session, e.g. 1280x720 (a projector, a slide)",
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sim = sub.add_parser(
         "sim",
@@ -309,6 +326,7 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             scale=args.scale,
             profile=args.gui_profile,
             speed=args.speed,
+            size=args.size,
         )
     )
 

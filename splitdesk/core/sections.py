@@ -215,8 +215,10 @@ class SectionParser:
 
     def _weak(self, rest: str, final: bool) -> tuple[int, int] | None:
         m = _WEAK_RE.match(rest)
-        if m:
+        if m and (m.group(2) or final):  # "1." at a chunk's end may still become "1.0"
             return int(m.group(1)), m.end(1) + 1
+        if m:
+            return None
         if not final and _WEAK_PARTIAL_RE.fullmatch(rest):
             return None
         return 0, 0

@@ -34,6 +34,8 @@ class AppSettings(BaseModel):
     theme: Literal["dark", "light"] = "dark"
     font_scale: float = Field(1.0, ge=0.6, le=3.0)
     question_set: QuestionSet | None = None
+    #: The window's last size in pixels, (width, height); None: fit the screen.
+    window_size: tuple[int, int] | None = None
 
 
 def config_dir() -> Path:

@@ -85,6 +85,7 @@ class RunController(QObject):
         self.live: ProcessRun | None = None
         self._busy = False
         self._stop_requested = False
+        self._prediction: asyncio.Task[None] | None = None
         self._planned = 0
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
@@ -201,7 +202,9 @@ class RunController(QObject):
         self._timer.start()
         self.runStarted.emit(state)
         if s.is_builtin and self.sim is not None:
-            spawn(self._predict(state, self.sim.url, endpoint, plan, s.temperature))
+            self._prediction = spawn(
+                self._predict(state, self.sim.url, endpoint, plan, s.temperature)
+            )
         return state
 
     async def _predict(
@@ -251,6 +254,9 @@ class RunController(QObject):
     async def shutdown(self) -> None:
         """Stop the run, the engine process and the built-in endpoint (≈ ≤ 1 s)."""
         self.stop()
+        if self._prediction is not None and not self._prediction.done():
+            self._prediction.cancel()  # its connection goes before the endpoint does
+            await asyncio.wait([self._prediction], timeout=1.0)
         if self.live is not None:
             with contextlib.suppress(Exception):  # closing anyway: a timeout or a failed run
                 await asyncio.wait_for(asyncio.wrap_future(self.live.future), 1.0)

@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QFontMetrics,
+    QGuiApplication,
     QIcon,
     QKeySequence,
     QShortcut,
@@ -99,7 +100,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
         if icon is not None:
             self.setWindowIcon(icon)
-        self.resize(int(1500 * min(scale, 1.3)), int(940 * min(scale, 1.3)))
+        self._fit_to_screen(settings.window_size)
 
         # -- left: questions and endpoint ---------------------------------------------------
         self.questions = QuestionsEditor(theme, scale)
@@ -113,7 +114,7 @@ class MainWindow(QMainWindow):
         self.sidebar = QTabWidget()
         self.sidebar.addTab(self.questions, "Questions")
         self.sidebar.addTab(endpoint_scroll, "Endpoint")
-        self.sidebar.setMinimumWidth(int(340 * scale))
+        self.sidebar.setMinimumWidth(int(260 * scale))
 
         # -- right: panes, timeline, summary -----------------------------------------------------
         self.combined_box = QVBoxLayout()
@@ -131,6 +132,7 @@ class MainWindow(QMainWindow):
         )
         self._combined_placeholder.setObjectName("hint")
         self._combined_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._combined_placeholder.setWordWrap(True)
         self.combined_layout.addWidget(self._combined_placeholder)
 
         self.grid = PaneGrid(
@@ -203,6 +205,7 @@ class MainWindow(QMainWindow):
     def _section_title(self, text: str) -> QLabel:
         label = QLabel(text)
         label.setObjectName("sectionTitle")
+        label.setWordWrap(True)
         label.setFont(ui_font(self.scale, 0, bold=True))
         return label
 
@@ -299,10 +302,23 @@ class MainWindow(QMainWindow):
 
         spawn(save())
 
+    def _fit_to_screen(self, size: tuple[int, int] | None) -> None:
+        """The last size, or 1500 × 940 (scaled), never larger than the screen's free area
+        (offscreen has no real screen: its 800 × 800 would only shrink screenshots)."""
+        w, h = size or (int(1500 * min(self.scale, 1.3)), int(940 * min(self.scale, 1.3)))
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None and QGuiApplication.platformName() != "offscreen":
+            free = screen.availableGeometry()
+            w, h = min(w, free.width()), min(h, free.height())
+        self.resize(w, h)
+
     def _persisted(self) -> AppSettings:
+        settings = self.settings
+        if not self.isMaximized() and not self.isFullScreen():
+            settings = settings.model_copy(update={"window_size": (self.width(), self.height())})
         if self._saved_endpoint is None:
-            return self.settings
-        return self.settings.model_copy(update={"endpoint": self._saved_endpoint})
+            return settings
+        return settings.model_copy(update={"endpoint": self._saved_endpoint})
 
     def _endpoint_edited(self) -> None:
         self._saved_endpoint = None  # the user chose: save what they chose
@@ -467,6 +483,9 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._sized:
             self._sized = True
+            # the questions column: up to 380 px (scaled), at most 30 % of a small window
+            side = min(int(380 * self.scale), int(self.width() * 0.3))
+            self._outer.setSizes([side, max(self.width() - side, 1)])
             h = self.main_split.height()
             self._auto_sizing = True
             self.main_split.setSizes([int(h * 0.56), int(h * 0.44)])

@@ -115,11 +115,14 @@ class ElidedLabel(QLabel):
     def _elide(self) -> None:
         metrics = self.fontMetrics()
         width = max(10, self.width())
+        shown = metrics.elidedText(self._variants[-1], Qt.TextElideMode.ElideRight, width)
         for text in self._variants[:-1]:
             if metrics.horizontalAdvance(text) <= width:
-                super().setText(text)
-                return
-        super().setText(metrics.elidedText(self._variants[-1], Qt.TextElideMode.ElideRight, width))
+                shown = text
+                break
+        super().setText(shown)
+        if len(self._variants) > 1:  # the dropped figures on hover (plain labels keep theirs)
+            self.setToolTip("" if shown == self._variants[0] else self._variants[0])
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

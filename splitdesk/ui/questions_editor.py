@@ -185,9 +185,14 @@ class QuestionsEditor(QWidget):
         row.setSpacing(4)
         row.addWidget(button("+ Add", "Add a question (Ctrl+N)", self.add_empty))
         row.addWidget(button("Copy", "Duplicate the selected question (Ctrl+D)", self.duplicate))
-        row.addWidget(button("↑", "Move up (Ctrl+↑)", lambda: self.move_row(-1)))
-        row.addWidget(button("↓", "Move down (Ctrl+↓)", lambda: self.move_row(1)))
-        row.addWidget(button("✕", "Remove the selected question (Delete)", self.remove))
+        for text, tip, slot in (
+            ("↑", "Move up (Ctrl+↑)", lambda: self.move_row(-1)),
+            ("↓", "Move down (Ctrl+↓)", lambda: self.move_row(1)),
+            ("✕", "Remove the selected question (Delete)", self.remove),
+        ):
+            b = button(text, tip, slot)
+            b.setProperty("compact", True)  # one symbol: less side padding (style sheet)
+            row.addWidget(b)
         row.addStretch(1)
         self.list.command.connect(self._command)
         self.problem_label = QLabel("")

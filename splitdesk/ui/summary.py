@@ -43,6 +43,7 @@ class SummaryStrip(QFrame):
         self.headline = QLabel("Press ▶ Run (Ctrl+Enter) to send the questions both ways.")
         self.headline.setFont(ui_font(scale, 5, bold=True))
         self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setWordWrap(True)  # a narrow window wraps it rather than growing
         self.details = QLabel("")
         self.details.setObjectName("hint")
         self.details.setFont(ui_font(scale, 0.5))

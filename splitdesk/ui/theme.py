@@ -176,6 +176,7 @@ QToolBar {{ background: {t.panel}; border: none; border-bottom: 1px solid {t.bor
 QToolBar QLabel {{ color: {t.muted}; }}
 QToolButton, QPushButton {{ background: {t.raised}; color: {t.text}; border: 1px solid {t.border};
            border-radius: 6px; padding: {pad - 1}px {pad * 2}px; }}
+QToolButton[compact="true"] {{ padding: {pad - 1}px {pad}px; }}
 QToolButton:hover, QPushButton:hover {{ border-color: {t.accent}; }}
 QToolButton:disabled, QPushButton:disabled {{ color: {t.muted}; background: {t.panel}; }}
 QPushButton#run {{ background: {t.good}; color: #0b0d10; font-weight: bold; border: none; }}

@@ -107,10 +107,18 @@ class Timeline(QWidget):
             it.hide()
         self.labels: list[pg.TextItem] = []
         self._no_pen = pg.mkPen(None)
+        self.placeholder = pg.TextItem(
+            "Each request becomes a lane here: sent → first token → answers → last token",
+            color=theme.muted,
+            anchor=(0.5, 0.5),
+        )
+        self.placeholder.setFont(ui_font(scale, 1))
+        self.plot.addItem(self.placeholder)
 
         self.legend = QLabel(self._legend_html())
         self.legend.setObjectName("hint")
         self.legend.setFont(ui_font(scale, -0.5))
+        self.legend.setWordWrap(True)  # a narrow window wraps it rather than growing
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -123,6 +131,17 @@ class Timeline(QWidget):
         self._ticker.timeout.connect(self.throttle.request)
         self.plot.scene().sigMouseMoved.connect(self._hover)
         self.plot.getPlotItem().getViewBox().sigResized.connect(self._set_lane_ticks)
+        self._show_idle(True)
+
+    def _show_idle(self, idle: bool) -> None:
+        """Before any run: a sentence instead of an empty chart with a meaningless axis."""
+        item = self.plot.getPlotItem()
+        item.getAxis("bottom").setStyle(showValues=not idle)
+        self.placeholder.setVisible(idle)
+        if idle:
+            self.plot.setXRange(0, 1, padding=0)
+            self.plot.setYRange(-0.5, 0.5, padding=0)
+            self.placeholder.setPos(0.5, 0.0)
 
     def _legend_html(self) -> str:
         t = self.theme
@@ -142,6 +161,7 @@ class Timeline(QWidget):
         often: a 64-lane picture costs ~10 ms, and the measurement shares the CPU."""
         self.state = state
         self.questions = questions
+        self._show_idle(False)
         interval = LIVE_MS if len(questions) <= 16 else 3 * LIVE_MS
         self._ticker.setInterval(interval)
         self.throttle.set_interval(interval)
@@ -398,7 +418,10 @@ class Timeline(QWidget):
         self._draw_labels(seg_labels, end_labels)
         self._set_lane_ticks()
         xmax = max([b.x1 for b in bars] + [1.0])
-        self.plot.setXRange(0, xmax * 1.08, padding=0)
+        # room right of the longest bar for its end label ("12.0 s"), however narrow the plot
+        label_px = QFontMetrics(ui_font(self.scale, 0, bold=True)).horizontalAdvance("000.0 s")
+        plot_px = max(self.plot.getPlotItem().getViewBox().width(), 2 * label_px)
+        self.plot.setXRange(0, xmax * max(1.08, plot_px / (plot_px - label_px)), padding=0)
         self.plot.setYRange(-0.6, max(n_lanes, 1) - 0.4, padding=0)
 
     def _set_lane_ticks(self) -> None:

@@ -107,6 +107,13 @@ def test_times_start_at_the_completing_chunk_and_end_at_last_text() -> None:
     assert events[-1] == SectionEnd(1, 7.0, 32)
 
 
+def test_a_decimal_split_after_its_point_is_not_a_weak_marker() -> None:
+    # "1." then "5 litres": found by hypothesis; a chunk ending in "1." must wait
+    assert parse("1.5 litres of water", 3, [2, 17]).sections == {}
+    assert parse("1.5 litres of water", 3).sections == {}  # one character at a time
+    assert list(parse("1. Water", 3, [2, 6]).sections) == [0]
+
+
 def test_marker_at_the_very_end_of_the_stream() -> None:
     p = SectionParser(2)
     p.feed("Answer 1: a\nAnswer 2", 1.0)

@@ -81,7 +81,18 @@ def test_screenshot_after_a_run_then_quit(tmp_path: Path) -> None:
     shot = tmp_path / "window.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
     proc = subprocess.run(
-        [sys.executable, "-m", "splitdesk", "--screenshot", str(shot), "--quit", "--speed", "6"],
+        [
+            sys.executable,
+            "-m",
+            "splitdesk",
+            "--screenshot",
+            str(shot),
+            "--quit",
+            "--speed",
+            "6",
+            "--size",
+            "1280x720",
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -92,4 +103,20 @@ def test_screenshot_after_a_run_then_quit(tmp_path: Path) -> None:
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
-    assert width >= 1000 and height >= 600
+    assert (width, height) == (1280, 720)  # --size: a 720p projector
+
+
+def test_a_bad_window_size_is_refused_in_one_line(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "--size", "1280by720"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "splitdesk: error: argument --size: '1280by720': expected WIDTHxHEIGHT, e.g. 1280x720 "
+        "(see splitdesk --help)"
+    ]

@@ -45,7 +45,12 @@ async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -
     for q, pane in enumerate(parallel):
         assert pane.text.toPlainText() == expected_answer(QUESTIONS[q])
         assert "done" in pane.state.text()
-        assert "TTFT" in pane.stats.text() and "tok/s" in pane.stats.text()
+        # A narrow pane drops figures rather than cutting one; hovering shows them all.
+        full = pane.stats.full_text()
+        assert "TTFT" in full and "tok/s" in full and " tok · " in full and "end" in full
+        shown = pane.stats.text()
+        assert shown.startswith("TTFT") and "end" in shown and "…" not in shown
+        assert pane.stats.toolTip() == ("" if shown == full else full)
     # The combined pane holds all N answers, each marker found and painted as a heading.
     text = combined[0].text.toPlainText()
     for q in range(n):
@@ -107,8 +112,13 @@ async def test_one_after_another_with_the_sequential_baseline(make_window: Any) 
 async def test_stop_mid_run_stops_every_pane_quickly_and_keeps_text(make_window: Any) -> None:
     window = make_window(AppSettings())  # speed 1: ~10 s of combined reply
     window.run_button.click()
+    # every request planned (an empty list would pass all()) and >30 characters in
     await wait_until(
-        lambda: window.state is not None and all(r.text_len > 30 for r in window.state.requests)
+        lambda: (
+            window.state is not None
+            and len(window.state.requests) == 1 + len(QUESTIONS)
+            and all(r.text_len > 30 for r in window.state.requests)
+        )
     )
     loop = asyncio.get_running_loop()
     t0 = loop.time()
