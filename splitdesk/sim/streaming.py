@@ -178,6 +178,7 @@ class EngineStream:
         except OSError:
             pass  # the client went away mid-write
         finally:
+            self.record.output_tokens = self.reply.output_tokens  # also what a leaver got
             self.live.sink = None
             self.on_close()
 

@@ -164,7 +164,12 @@ class SummaryStrip(QFrame):
                 toks.append(f"{name} {g.output_tokens}")
                 estimated |= g.tokens_estimated
         if toks:
-            note = " (estimated: the server reported no usage)" if estimated and finished else ""
+            counted = sum(g.output_tokens for g in (c, p) if g is not None)
+            note = (
+                " (estimated: the server reported no usage)"
+                if estimated and finished and counted
+                else ""
+            )
             parts.append("output tokens " + " / ".join(toks) + note)
         failed = sum(g.failed for g in (c, p) if g is not None)
         if failed:
