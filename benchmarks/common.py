@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 from typing import Any
 
@@ -49,3 +50,10 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """User + system CPU seconds a process has used so far (Linux /proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -30,7 +30,7 @@ import qasync
 from PySide6.QtWidgets import QApplication
 from ui_common import wait_for
 
-from common import describe, emission_logs, pct, rss_mb
+from common import cpu_seconds, describe, emission_logs, pct, rss_mb
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.questions import Question, QuestionSet
 from splitdesk.core.settings import AppSettings
@@ -92,10 +92,14 @@ async def load(n: int, tokens: int) -> None:
     endpoint = settings.endpoint.model_copy(update={"max_tokens": tokens})
     request = RunRequest(endpoint, None, questions, CombinedTemplate(), "parallel")
     # Ask the endpoint for long answers: the built-in one answers ~answer_tokens; cap it.
+    await asyncio.to_thread(controller.engine.start)
+    pids = {"window": "self", "engine": controller.engine.pid, "endpoint": sim.pid}
+    cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items() if pid}
     t0 = time.perf_counter()
     state = await controller.start(request)
     await wait_for(lambda: state.ended is not None and controller.live is None, 120)
     duration = time.perf_counter() - t0
+    cpu = {name: (cpu_seconds(pids[name]) - c0) / duration for name, c0 in cpu0.items()}
     stop = True
     await sampler
     timeline_fps = window.timeline.throttle.calls / duration
@@ -118,6 +122,8 @@ async def load(n: int, tokens: int) -> None:
     )
     print("  " + describe("timestamp error (client − server)", errors))
     print(f"  RSS at the end: {rss_mb():.0f} MB")
+    shares = ", ".join(f"{name} {share:.0%}" for name, share in cpu.items())
+    print(f"  CPU per process (of one core) during the run: {shares} — {os.cpu_count()} cores")
     checks = [
         ("lag p99 ≤ 33 ms", pct(lags, 99) <= 33),
         ("timestamp error p99 ≤ 2 ms", pct(errors, 99) <= 2),

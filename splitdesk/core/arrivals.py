@@ -178,6 +178,10 @@ READ_CHUNK = 512
 DRAIN_READS = 128
 #: Bytes a connection buffers before it stops reading the socket (back-pressure).
 MAX_BUFFERED = 4 * 1024 * 1024
+#: Buffered pieces that arrived within this many ns of the first are handed up as one read
+#: stamped with the last one's time: a burst costs one HTTP-parser pass instead of one per
+#: piece, and no event's stamp moves by more than this (an eighth of the 2 ms fidelity goal).
+COALESCE_NS = 250_000
 
 
 _offset = {"ns": 0, "at": -(10**18)}
@@ -315,10 +319,20 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
                 if timer is not None:
                     timer.cancel()
         if self._pieces:
-            stamp, data = self._pieces.popleft()
+            pieces = self._pieces
+            stamp, data = pieces.popleft()
             if len(data) > max_bytes:
-                self._pieces.appendleft((stamp, data[max_bytes:]))
+                pieces.appendleft((stamp, data[max_bytes:]))
                 data = data[:max_bytes]
+            elif pieces and pieces[0][0] - stamp <= COALESCE_NS:
+                first, parts, size = stamp, [data], len(data)
+                while pieces and pieces[0][0] - first <= COALESCE_NS:
+                    if size + len(pieces[0][1]) > max_bytes:
+                        break
+                    stamp, more = pieces.popleft()
+                    parts.append(more)
+                    size += len(more)
+                data = b"".join(parts)
             self._buffered -= len(data)
             if not self._reading and not self._eof and self._buffered <= MAX_BUFFERED // 2:
                 self._start_reading()

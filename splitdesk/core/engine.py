@@ -155,6 +155,11 @@ class EngineProcess:
         self._ready = threading.Event()
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
 
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id while it runs, else None."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
     def start(self, timeout: float = 20.0) -> None:
         """Spawn the worker and wait until it is ready. Raises ``RuntimeError``."""
         if self._proc is not None and self._proc.poll() is None:

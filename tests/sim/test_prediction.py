@@ -3,8 +3,10 @@ real loopback HTTP, measured by the engine the window uses."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import httpx
 import pytest
 
 from splitdesk.core.metrics import group_metrics, request_metrics
@@ -19,7 +21,22 @@ from splitdesk.providers.base import EndpointConfig
 QUESTIONS = builtin_sets()[DEFAULT_SET].texts
 
 
+async def wait_idle(sim: Any, timeout: float = 10.0) -> None:
+    """The session's shared endpoint may still be decoding for an earlier test's abandoned
+    stream; a prediction is for an idle server, so wait until nothing runs or queues."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    async with httpx.AsyncClient(base_url=sim.url, timeout=5) as client:
+        while True:
+            info = (await client.get("/_splitdesk/info")).json()
+            if info["running"] == 0 and info["waiting"] == 0:
+                return
+            assert loop.time() < end, f"the endpoint stayed busy: {info}"
+            await asyncio.sleep(0.02)
+
+
 async def measure(sim: Any, mode: str) -> tuple[RunState, list[Any]]:
+    await wait_idle(sim)
     endpoint = EndpointConfig(sim.openai_base_url, "openai-chat", "splitdesk-sim")
     plan = make_plan(mode, QUESTIONS, CombinedTemplate(), 512)  # type: ignore[arg-type]
     predicted = await predict_plan(sim.url, endpoint, plan)
