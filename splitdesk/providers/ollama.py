@@ -13,6 +13,7 @@ without a ``done`` line is not an error: what arrived is kept.
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 from splitdesk.providers.base import (
@@ -136,8 +137,9 @@ class _Ollama(Provider):
     root_suffix: ClassVar[str] = ""
     path: ClassVar[str]
 
+    @abstractmethod
     def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
-        raise NotImplementedError
+        """The endpoint's own part of the body: ``messages`` (chat) or ``prompt`` (generate)."""
 
     def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
         body = self._body(endpoint, prompt, params)
