@@ -90,8 +90,9 @@ def run_gui(opts: GuiOptions) -> int:
     collector = GuiGarbageCollector()
     controller = RunController()
     window = MainWindow(settings, controller, theme, scale, icon, saved_endpoint)
-    if opts.size is not None:
+    if opts.size is not None:  # this session only: the saved size stays
         window.resize(*opts.size)
+        window.remember_size = False
     if problem:
         window.statusBar().showMessage(problem)
     closed = asyncio.Event()

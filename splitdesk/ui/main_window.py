@@ -88,6 +88,8 @@ class MainWindow(QMainWindow):
         #: The endpoint to keep in the settings file while the one shown came from the
         #: command line (``--profile``/``--speed``) and the user has not changed it.
         self._saved_endpoint = saved_endpoint
+        #: Save the window's size for the next start (off while ``--size`` set it).
+        self.remember_size = True
         self.controller = controller
         self.theme = theme
         self.scale = scale
@@ -314,7 +316,7 @@ class MainWindow(QMainWindow):
 
     def _persisted(self) -> AppSettings:
         settings = self.settings
-        if not self.isMaximized() and not self.isFullScreen():
+        if self.remember_size and not self.isMaximized() and not self.isFullScreen():
             settings = settings.model_copy(update={"window_size": (self.width(), self.height())})
         if self._saved_endpoint is None:
             return settings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import struct
@@ -104,6 +105,8 @@ def test_screenshot_after_a_run_then_quit(tmp_path: Path) -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1280, 720)  # --size: a 720p projector
+    saved = json.loads((tmp_path / "settings.json").read_text(encoding="utf-8"))
+    assert saved["window_size"] is None  # --size is for this session only
 
 
 def test_a_bad_window_size_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -212,6 +212,7 @@ async def test_command_line_endpoint_is_for_this_session_only(
     stored, problem = load_settings()
     assert problem is None
     assert stored.endpoint == saved  # the user's own endpoint is still there next time
+    assert stored.window_size == (1400, 900)  # and the window opens at its last size
 
 
 @pytest.mark.asyncio
