@@ -26,6 +26,7 @@ from pathlib import Path
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from splitdesk.core.labels import question_label
 from splitdesk.core.template import CombinedTemplate
 
 FORMAT_VERSION = 1
@@ -50,8 +51,9 @@ class Question(BaseModel):
 
     @property
     def label(self) -> str:
-        """The title, or the text shortened to one line."""
-        return self.title or shorten(self.text, 60)
+        """The short label of pane headers and timeline lanes: the title, or 2–3 words
+        derived from the text (:func:`splitdesk.core.labels.question_label`)."""
+        return question_label(self.text, self.title)
 
 
 class QuestionSet(BaseModel):
