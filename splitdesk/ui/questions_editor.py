@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.labels import question_label
 from splitdesk.core.questions import (
     DEFAULT_SET,
     Question,
@@ -55,6 +56,10 @@ from splitdesk.core.template import CombinedTemplate
 from splitdesk.ui.theme import Theme, lane_color
 
 MIN_QUESTIONS = 2
+#: Item data role holding a row's title from its question set (its short label).
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
+#: The text the title was given for (an edit to the text drops the title).
+TITLE_TEXT_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 def badge_icon(number: int, color: QColor, size: int = 22) -> QIcon:
@@ -149,8 +154,10 @@ class QuestionsEditor(QWidget):
         save_button.clicked.connect(self._save)
         top = QHBoxLayout()
         top.addWidget(self.set_combo, 1)
-        top.addWidget(open_button)
-        top.addWidget(save_button)
+        files_row = QHBoxLayout()
+        files_row.addWidget(open_button)
+        files_row.addWidget(save_button)
+        files_row.addStretch(1)
         self.set_combo.setMinimumContentsLength(12)
         self.set_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
@@ -180,6 +187,9 @@ class QuestionsEditor(QWidget):
             self._buttons.append(b)
             return b
 
+        for b in (open_button, save_button):
+            b.setMinimumWidth(b.sizeHint().width())  # never "Op…": the sidebar grows instead
+
         self._buttons: list[QToolButton] = [open_button, save_button]
         row = QHBoxLayout()
         row.setSpacing(4)
@@ -193,6 +203,10 @@ class QuestionsEditor(QWidget):
             b = button(text, tip, slot)
             b.setProperty("compact", True)  # one symbol: less side padding (style sheet)
             row.addWidget(b)
+        for i in range(row.count()):
+            w = row.itemAt(i).widget()
+            if w is not None:  # a squeezed row would elide "+ Add" to "+…d"
+                w.setMinimumWidth(w.sizeHint().width())
         row.addStretch(1)
         self.list.command.connect(self._command)
         self.problem_label = QLabel("")
@@ -207,7 +221,7 @@ class QuestionsEditor(QWidget):
         self.template_toggle = QToolButton()
         self.template_toggle.setCheckable(True)
         self.template_toggle.setAutoRaise(True)
-        self.template_toggle.setText("▸ Combined prompt template (advanced)")
+        self.template_toggle.setText("▸ Prompt template (advanced)")
         self.template_toggle.toggled.connect(self._show_template)
         self.template_box = QWidget()
         self.template_text = QPlainTextEdit()
@@ -242,6 +256,7 @@ class QuestionsEditor(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
+        lay.addLayout(files_row)
         lay.addWidget(self.list, 1)
         lay.addLayout(row)
         lay.addWidget(self.problem_label)
@@ -273,11 +288,24 @@ class QuestionsEditor(QWidget):
     # -- model ---------------------------------------------------------------------------------
     def question_set(self) -> QuestionSet:
         """The rows as a question set (empty rows included), with the template."""
-        rows = [self.list.item(i).text() for i in range(self.list.count())]
+        items = [self.list.item(i) for i in range(self.list.count())]
         template = self._template if self._template != CombinedTemplate() else None
         return QuestionSet(
-            title=self._title, questions=[Question(text=r) for r in rows], template=template
+            title=self._title,
+            questions=[Question(text=it.text(), title=self._row_title(it)) for it in items],
+            template=template,
         )
+
+    def labels(self) -> list[str]:
+        """The short label of each non-empty question, in :meth:`questions` order: its
+        title from the set, else one derived from its text (:mod:`splitdesk.core.labels`)."""
+        items = (self.list.item(i) for i in range(self.list.count()))
+        return [question_label(it.text(), self._row_title(it)) for it in items if it.text().strip()]
+
+    @staticmethod
+    def _row_title(item: QListWidgetItem) -> str:
+        title = item.data(TITLE_ROLE)
+        return title if isinstance(title, str) else ""
 
     def questions(self) -> list[str]:
         """Non-empty question texts, in order."""
@@ -302,13 +330,10 @@ class QuestionsEditor(QWidget):
         self._updating = True
         self.list.clear()
         for q in qs.questions:
-            self._append(q.text)
+            self._append(q.text, title=q.title)
         self._title = qs.title
         self._updating = False
         self.set_template(qs.template or CombinedTemplate())
-        index = self.set_combo.findText(qs.title)
-        if index >= 0:
-            self.set_combo.setCurrentIndex(index)
         self._renumber()
 
     def set_template(self, template: CombinedTemplate) -> None:
@@ -321,8 +346,11 @@ class QuestionsEditor(QWidget):
         self.changed.emit()
 
     # -- editing --------------------------------------------------------------------------------
-    def _append(self, text: str, row: int | None = None) -> QListWidgetItem:
+    def _append(self, text: str, row: int | None = None, title: str = "") -> QListWidgetItem:
         item = QListWidgetItem(text)
+        if title:
+            item.setData(TITLE_ROLE, title)
+            item.setData(TITLE_TEXT_ROLE, text)
         item.setFlags(
             Qt.ItemFlag.ItemIsEnabled
             | Qt.ItemFlag.ItemIsSelectable
@@ -363,7 +391,8 @@ class QuestionsEditor(QWidget):
         row = self.list.currentRow()
         if row < 0:
             return
-        self._append(self.list.item(row).text(), row + 1)
+        item = self.list.item(row)
+        self._append(item.text(), row + 1, self._row_title(item))
         self.list.setCurrentRow(row + 1)
         self._renumber()
 
@@ -400,6 +429,11 @@ class QuestionsEditor(QWidget):
     def _item_changed(self, item: QListWidgetItem) -> None:
         if self._updating:
             return
+        if item.data(TITLE_ROLE) is not None and item.text() != item.data(TITLE_TEXT_ROLE):
+            # the question was rewritten: its set's title may no longer name it
+            self._updating = True
+            item.setData(TITLE_ROLE, None)
+            self._updating = False
         if "\n" in item.text():  # a multi-line paste into the row editor
             lines = [ln.strip() for ln in item.text().splitlines() if ln.strip()]
             row = self.list.row(item)
@@ -420,7 +454,8 @@ class QuestionsEditor(QWidget):
             if item.text().strip():
                 item.setIcon(badge_icon(k + 1, lane_color(k), size))
                 item.setForeground(QColor(self.theme.text))
-                item.setToolTip(f"Question {k + 1}")
+                label = question_label(item.text(), self._row_title(item))
+                item.setToolTip(f"Question {k + 1} · label “{label}” (pane headers, lanes)")
                 k += 1
             else:
                 item.setIcon(badge_icon(0, QColor(self.theme.border), size))
@@ -438,12 +473,38 @@ class QuestionsEditor(QWidget):
                 (problem + " " if problem else "") + f"{empty} empty row(s) will be skipped."
             )
             self.problem_label.show()
+        self._show_set_name()
         self.changed.emit()
+
+    def _show_set_name(self) -> None:
+        """The picker names the set on screen: a built-in one while its rows are unchanged,
+        else the loaded file's title (or "… (edited)") as an extra entry."""
+        current = self.question_set()
+        for i in range(self.set_combo.count()):
+            key = self.set_combo.itemData(i)
+            qs = self._sets.get(key) if isinstance(key, str) else None
+            if qs is not None and qs.questions == current.questions:
+                self._drop_custom_entry()
+                self.set_combo.setCurrentIndex(i)
+                return
+        builtin = any(qs.title == self._title for qs in self._sets.values())
+        name = f"{self._title} (edited)" if builtin else self._title
+        custom = self.set_combo.findData(None)
+        if custom < 0:
+            self.set_combo.addItem(name, None)
+            custom = self.set_combo.count() - 1
+        self.set_combo.setItemText(custom, name)
+        self.set_combo.setCurrentIndex(custom)
+
+    def _drop_custom_entry(self) -> None:
+        custom = self.set_combo.findData(None)
+        if custom >= 0:
+            self.set_combo.removeItem(custom)
 
     def _show_template(self, shown: bool) -> None:
         self.template_box.setVisible(shown)
         arrow = "▾" if shown else "▸"
-        self.template_toggle.setText(f"{arrow} Combined prompt template (advanced)")
+        self.template_toggle.setText(f"{arrow} Prompt template (advanced)")
 
     def _template_edited(self) -> None:
         if self._updating:
