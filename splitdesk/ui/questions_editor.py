@@ -203,10 +203,8 @@ class QuestionsEditor(QWidget):
             b = button(text, tip, slot)
             b.setProperty("compact", True)  # one symbol: less side padding (style sheet)
             row.addWidget(b)
-        for i in range(row.count()):
-            w = row.itemAt(i).widget()
-            if w is not None:  # a squeezed row would elide "+ Add" to "+…d"
-                w.setMinimumWidth(w.sizeHint().width())
+        for b in self._buttons[2:]:  # a squeezed row would elide "+ Add" to "+…d"
+            b.setMinimumWidth(b.sizeHint().width())
         row.addStretch(1)
         self.list.command.connect(self._command)
         self.problem_label = QLabel("")
