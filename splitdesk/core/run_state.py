@@ -9,6 +9,7 @@ throttle.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -132,6 +133,10 @@ class RunState:
         self.ended: RunEnded | None = None
         self.events_applied = 0
         self._listeners: list[Listener] = []
+        #: Where "now" is, in seconds since the run's origin, for views that draw a run
+        #: still in progress: ``None`` reads the monotonic clock (a live run); a replay
+        #: sets its playback position here.
+        self.clock: Callable[[], float] | None = None
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event)`` after each applied event; returns an unsubscribe function."""
@@ -145,6 +150,14 @@ class RunState:
     @property
     def finished(self) -> bool:
         return self.ended is not None
+
+    def now(self) -> float | None:
+        """Seconds since the run's origin now (:attr:`clock`), ``None`` before it started."""
+        if self.clock is not None:
+            return self.clock()
+        if self.info is None:
+            return None
+        return (time.perf_counter_ns() - self.info.t0_ns) / 1e9
 
     def apply(self, event: RunEvent) -> None:
         """Update the state with ``event`` and notify listeners. Raises ``IndexError`` for an

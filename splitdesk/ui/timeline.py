@@ -14,7 +14,6 @@ The timeline reads the run's state; it measures nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -225,7 +224,7 @@ class Timeline(QWidget):
         if state is None or state.info is None:
             return
         running = state.ended is None
-        now_abs = (time.perf_counter_ns() - state.info.t0_ns) / 1e9 if running else None
+        now_abs = state.now() if running else None  # a replay's clock is its position
         origins = self._origins(state)
         lanes: dict[str, int] = {}
         lane_names: dict[int, str] = {}
