@@ -1,0 +1,508 @@
+"""Why a run came out the way it did: a diagnosis read from the trace alone.
+
+The diagnosis never looks at a profile's name or the endpoint's URL, so the same rules
+explain the built-in endpoint and a real server (vLLM, llama.cpp, a hosted API). It reads
+the requests' own timestamps (:class:`~splitdesk.core.run_state.RequestTrace`, seconds
+from the run's origin) and names the numbers each finding rests on. When no rule fits
+clearly, it says "no clear pattern" rather than guess.
+
+Rules, in the order they are tried (the first that holds is the headline's ``code``):
+
+* ``rate-limited`` — some request was answered HTTP 429 (refused, or retried after a
+  back-off): a rate limit capped concurrency.
+* ``one-at-a-time`` — the parallel requests' generation intervals (first token → last
+  token) hardly overlap (mean overlap ≤ :data:`ONE_AT_A_TIME_OVERLAP` streams) and their
+  first tokens arrive staggered about one request's generation apart: the server ran one
+  request at a time (no batching, e.g. ``max_num_seqs`` 1 or one llama.cpp slot).
+* ``network-bound`` — every parallel request waited at least :data:`NETWORK_MIN_S` for its
+  response headers (TTFB) and the median TTFB is at least :data:`NETWORK_SHARE` of the
+  median generation time (TTFT → E2E): network latency dominates.
+* ``compute-bound`` — a stream decodes fewer tokens per second when others decode beside
+  it: the per-stream decode rate measured while *k* ≥ 2 streams were generating is below
+  :data:`COMPUTE_RATE_RATIO` of the rate while one stream was alone.
+* ``batching`` — the parallel streams started together (first tokens within
+  :data:`BATCH_START_SHARE` of a request's generation time) and kept most of a lone
+  stream's decode rate: the server decodes them in the same steps.
+* ``shortened-answers`` — the combined reply's output tokens are below
+  :data:`SHORTENED_RATIO` of the parallel replies' sum: the model shortened its answers
+  (reported as a note beside another finding, or as the headline when nothing else fits).
+* ``unclear`` — none of the above holds, or too little finished to tell.
+
+Extra findings are kept as ``notes`` (``shortened-answers``, ``no-markers``: the combined
+reply has text but none of the answer markers the template asks for).
+
+The **decomposition** with the sequential baseline (:func:`decompose`): speed-up =
+makespan(combined) / makespan(parallel) = prompt-shape factor × concurrency factor, where
+prompt-shape factor = makespan(combined) / makespan(sequential) (shorter contexts and
+answers when each question is asked alone) and concurrency factor = makespan(sequential) /
+makespan(parallel) (what running the requests at once bought: batching).
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from splitdesk.core.metrics import GroupMetrics
+from splitdesk.core.run_state import RequestTrace, RunState
+
+DiagnosisCode = Literal[
+    "batching",
+    "one-at-a-time",
+    "rate-limited",
+    "network-bound",
+    "compute-bound",
+    "shortened-answers",
+    "no-markers",
+    "unclear",
+]
+Evidence = dict[str, float | int | str | None]
+
+#: mean number of streams generating at once at or below which requests ran one at a time
+ONE_AT_A_TIME_OVERLAP = 1.25
+#: first-token stagger, as a share of a request's generation time, that counts as queued
+STAGGER_SHARE = 0.5
+#: the smallest TTFB (seconds) that can be a network wait rather than server overhead
+NETWORK_MIN_S = 0.1
+#: median TTFB as a share of median generation time at which the network dominates
+NETWORK_SHARE = 0.5
+#: busy/lone per-stream decode rate below which a server is compute-bound
+COMPUTE_RATE_RATIO = 0.6
+#: spread of parallel first tokens, as a share of generation time, that counts as together
+BATCH_START_SHARE = 0.25
+#: combined/parallel output tokens below which the model shortened its answers
+SHORTENED_RATIO = 0.7
+#: fewest inter-event gaps at one concurrency level before its decode rate is trusted
+MIN_GAPS = 20
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding: ``code``, a sentence naming the numbers it rests on, and those numbers
+    (``evidence``: seconds, tokens, tokens per second, counts, ratios)."""
+
+    code: DiagnosisCode
+    text: str
+    evidence: Evidence = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        """``{"code", "text", "evidence"}`` as in the bench JSON's ``summary.diagnosis``."""
+        return {"code": self.code, "text": self.text, "evidence": dict(self.evidence)}
+
+
+@dataclass(frozen=True)
+class Diagnosis(Finding):
+    """The headline finding plus ``notes`` (further findings that also hold)."""
+
+    notes: tuple[Finding, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The ``summary.diagnosis`` object; ``notes`` only when there are some."""
+        out = super().to_json()
+        if self.notes:
+            out["notes"] = [n.to_json() for n in self.notes]
+        return out
+
+    @property
+    def one_at_a_time(self) -> bool:
+        """True when the server ran the requests one at a time (no concurrency to measure)."""
+        return self.code == "one-at-a-time"
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Speed-up = ``prompt_shape_factor`` × ``concurrency_factor`` (module docstring).
+
+    ``prompt_shape_factor`` = makespan(combined) / makespan(sequential);
+    ``concurrency_factor`` = makespan(sequential) / makespan(parallel); both unitless.
+    """
+
+    prompt_shape_factor: float
+    concurrency_factor: float
+
+    @property
+    def speedup(self) -> float:
+        """Their product: makespan(combined) / makespan(parallel)."""
+        return self.prompt_shape_factor * self.concurrency_factor
+
+
+def decompose(
+    combined_s: float | None, parallel_s: float | None, sequential_s: float | None
+) -> Decomposition | None:
+    """The decomposition of the speed-up from three makespans (seconds); ``None`` when any is
+    unknown or not positive."""
+    if not combined_s or not parallel_s or not sequential_s:
+        return None
+    if min(combined_s, parallel_s, sequential_s) <= 0:
+        return None
+    return Decomposition(combined_s / sequential_s, sequential_s / parallel_s)
+
+
+def decompose_groups(groups: dict[str, GroupMetrics]) -> Decomposition | None:
+    """:func:`decompose` over a run's group metrics; ``None`` unless combined, parallel and
+    sequential all finished with no failed or stopped request."""
+    parts = [groups.get(g) for g in ("combined", "parallel", "sequential")]
+    if any(g is None or g.failed or g.stopped or g.makespan_s is None for g in parts):
+        return None
+    c, p, s = (g.makespan_s if g else None for g in parts)
+    return decompose(c, p, s)
+
+
+# -- measurements over traces ------------------------------------------------------------------
+
+
+def _ok(t: RequestTrace) -> bool:
+    return t.outcome == "done" and t.first_text_t is not None and t.last_token_t is not None
+
+
+def _interval(t: RequestTrace) -> tuple[float, float]:
+    assert t.first_text_t is not None and t.last_token_t is not None
+    return t.first_text_t, t.last_token_t
+
+
+def _tokens(t: RequestTrace) -> int:
+    return t.usage_output_tokens if t.usage_output_tokens is not None else len(t.event_times)
+
+
+def mean_overlap(traces: Sequence[RequestTrace]) -> float | None:
+    """Mean number of streams generating at once: the sum of the streams' generation times
+    (first token → last token, seconds) over the length of their union. 1.0 when they ran
+    one after another, ~N when N ran together. ``None`` for fewer than two finished
+    streams or no generation time."""
+    spans = sorted(_interval(t) for t in traces if _ok(t))
+    if len(spans) < 2:
+        return None
+    total = sum(b - a for a, b in spans)
+    union = 0.0
+    cur_a, cur_b = spans[0]
+    for a, b in spans[1:]:
+        if a > cur_b:
+            union += cur_b - cur_a
+            cur_a, cur_b = a, b
+        else:
+            cur_b = max(cur_b, b)
+    union += cur_b - cur_a
+    return total / union if union > 0 else None
+
+
+def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dict[int, float]:
+    """Per-stream decode rate (tokens/s) at each concurrency level *k*.
+
+    Each gap between two successive output events of a stream is filed under the number of
+    streams of its phase generating at the gap's midpoint; the rate at *k* is the tokens
+    those gaps carried over their summed length (tokens per event = the stream's output
+    tokens / its events). Only levels with at least :data:`MIN_GAPS` gaps are returned.
+    ``phases``: groups of traces that share one clock and ran on the server together.
+    """
+    time_at: dict[int, float] = {}
+    tokens_at: dict[int, float] = {}
+    gaps_at: dict[int, int] = {}
+    for phase in phases:
+        done = [t for t in phase if _ok(t) and len(t.event_times) >= 2]
+        spans = [_interval(t) for t in done]
+        for t in done:
+            per_event = _tokens(t) / len(t.event_times)
+            times = t.event_times
+            for i in range(1, len(times)):
+                a, b = times[i - 1], times[i]
+                if b <= a:
+                    continue
+                mid = (a + b) / 2
+                k = sum(1 for s, e in spans if s <= mid <= e)
+                time_at[k] = time_at.get(k, 0.0) + (b - a)
+                tokens_at[k] = tokens_at.get(k, 0.0) + per_event
+                gaps_at[k] = gaps_at.get(k, 0) + 1
+    return {
+        k: tokens_at[k] / time_at[k]
+        for k in sorted(time_at)
+        if gaps_at[k] >= MIN_GAPS and time_at[k] > 0
+    }
+
+
+def _median(values: Iterable[float]) -> float | None:
+    v = list(values)
+    return statistics.median(v) if v else None
+
+
+def _r(x: float | None, nd: int = 3) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+# -- the rules -----------------------------------------------------------------------------------
+
+
+def _rate_limited(traces: Sequence[RequestTrace]) -> Finding | None:
+    refused = [t for t in traces if t.error is not None and t.error.status == 429]
+    retried = [t for t in traces if t.retries]
+    if not refused and not retried:
+        return None
+    par = [t for t in traces if t.group == "parallel"]
+    par_refused = sum(1 for t in par if t in refused)
+    backoff = sum(r.delay_s for t in traces for r in t.retries)
+    ok = [t for t in traces if _ok(t)]
+    ran = _max_concurrent(ok)
+    parts = []
+    if refused:
+        if par:
+            parts.append(f"{par_refused} of {len(par)} parallel requests refused with HTTP 429")
+            other = len(refused) - par_refused
+            if other:
+                parts.append(f"{other} other {'request' if other == 1 else 'requests'} too")
+        else:
+            parts.append(f"{_plural(len(refused), 'request')} refused with HTTP 429")
+    if retried:
+        parts.append(
+            f"{_plural(len(retried), 'request')} retried after HTTP 429 "
+            f"({backoff:.1f} s of back-off in all)"
+        )
+    cap = f" at about {ran} at once" if ran else ""
+    text = "; ".join(parts) + f": a rate limit capped concurrency{cap}."
+    return Finding(
+        "rate-limited",
+        text,
+        {
+            "refused": len(refused),
+            "parallel_refused": par_refused,
+            "parallel_requests": len(par),
+            "retried": len(retried),
+            "backoff_s": _r(backoff),
+            "max_concurrent": ran,
+        },
+    )
+
+
+def _max_concurrent(traces: Sequence[RequestTrace]) -> int:
+    marks: list[tuple[float, int]] = []
+    for t in traces:
+        a, b = _interval(t)
+        marks += [(a, 1), (b, -1)]
+    best = cur = 0
+    for _, d in sorted(marks, key=lambda m: (m[0], -m[1])):
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+def _generation(t: RequestTrace) -> float:
+    a, b = _interval(t)
+    return b - a
+
+
+def _one_at_a_time(phase: Sequence[RequestTrace], shared: bool) -> Finding | None:
+    ok = [t for t in phase if _ok(t)]
+    overlap = mean_overlap(ok)
+    if overlap is None or overlap > ONE_AT_A_TIME_OVERLAP:
+        return None
+    firsts = sorted(t.first_text_t for t in ok if t.first_text_t is not None)
+    gap = _median(b - a for a, b in itertools.pairwise(firsts))
+    gen = _median(_generation(t) for t in ok)
+    if gap is None or not gen or gap < STAGGER_SHARE * gen:
+        return None
+    who = "all requests" if shared else "the parallel requests"
+    text = (
+        f"first tokens arrived {gap:.2f} s apart, about one request's generation "
+        f"({gen:.2f} s), and {overlap:.2f} streams ran at once on average: the server ran "
+        f"{who} one at a time (no batching)"
+    )
+    if shared:
+        text += "; both ways queued for the same slot, so side by side compares nothing."
+    else:
+        text += "."
+    return Finding(
+        "one-at-a-time",
+        text,
+        {
+            "first_token_gap_s": _r(gap),
+            "generation_s": _r(gen),
+            "mean_overlap": _r(overlap, 2),
+            "streams": len(ok),
+        },
+    )
+
+
+def _network_bound(par: Sequence[RequestTrace]) -> Finding | None:
+    ok = [t for t in par if _ok(t) and t.t_headers is not None and t.t_send is not None]
+    if not ok:
+        return None
+    ttfb = []
+    for t in ok:
+        assert t.t_headers is not None and t.t_send is not None
+        ttfb.append(t.t_headers - t.t_send)
+    gen = _median(_generation(t) for t in ok)
+    lo, med = min(ttfb), statistics.median(ttfb)
+    if lo < NETWORK_MIN_S or gen is None or med < NETWORK_SHARE * gen:
+        return None
+    return Finding(
+        "network-bound",
+        f"every request waited {lo:.2f} s or more for its response headers (median "
+        f"{med:.2f} s) against {gen:.2f} s of generation: network latency dominates, so "
+        "sending requests at once saves less.",
+        {"ttfb_min_s": _r(lo), "ttfb_median_s": _r(med), "generation_s": _r(gen)},
+    )
+
+
+def _rates(phases: Sequence[Sequence[RequestTrace]]) -> tuple[float, float, int] | None:
+    rates = decode_rates_by_concurrency(phases)
+    lone = rates.get(1)
+    busy = [k for k in rates if k >= 2]
+    if lone is None or not busy:
+        return None
+    k = max(busy)
+    return lone, rates[k], k
+
+
+def _compute_bound(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
+    r = _rates(phases)
+    if r is None:
+        return None
+    lone, busy, k = r
+    ratio = busy / lone
+    if ratio >= COMPUTE_RATE_RATIO:
+        return None
+    return Finding(
+        "compute-bound",
+        f"per-stream speed fell from {lone:.3g} tok/s alone to {busy:.3g} tok/s with {k} "
+        f"streams ({ratio:.0%}): the server is compute-bound, so running the requests at "
+        f"once adds only {busy * k / lone:.1f}× the throughput of one stream.",
+        {
+            "lone_tok_s": _r(lone, 1),
+            "busy_tok_s": _r(busy, 1),
+            "streams": k,
+            "rate_ratio": _r(ratio),
+            "throughput_gain": _r(busy * k / lone, 2),
+        },
+    )
+
+
+def _batching(
+    phases: Sequence[Sequence[RequestTrace]], par: Sequence[RequestTrace]
+) -> Finding | None:
+    ok = [t for t in par if _ok(t)]
+    if len(ok) < 2:
+        return None
+    firsts = [t.first_text_t for t in ok if t.first_text_t is not None]
+    spread = max(firsts) - min(firsts)
+    gen = _median(_generation(t) for t in ok)
+    if not gen or spread > BATCH_START_SHARE * gen:
+        return None
+    r = _rates(phases)
+    evidence: Evidence = {"first_token_spread_s": _r(spread), "generation_s": _r(gen)}
+    text = (
+        f"the {len(ok)} parallel requests streamed together (first tokens within "
+        f"{spread:.2f} s of each other)"
+    )
+    if r is not None:
+        lone, busy, k = r
+        evidence.update(lone_tok_s=_r(lone, 1), busy_tok_s=_r(busy, 1), streams=k)
+        text += (
+            f", each at {busy / lone:.0%} of a lone stream's speed ({busy:.3g} vs {lone:.3g} tok/s)"
+        )
+    return Finding("batching", text + ": the server batches them.", evidence)
+
+
+def _shortened(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> Finding | None:
+    if not combined or not par or not all(_ok(t) for t in (*combined, *par)):
+        return None
+    c = sum(_tokens(t) for t in combined)
+    p = sum(_tokens(t) for t in par)
+    if p <= 0 or c >= SHORTENED_RATIO * p:
+        return None
+    return Finding(
+        "shortened-answers",
+        f"the combined reply has {c} output tokens against {p} in the parallel replies "
+        f"({c / p:.0%}): the model shortened its answers when asked everything at once.",
+        {"combined_tokens": c, "parallel_tokens": p, "ratio": _r(c / p)},
+    )
+
+
+def _no_markers(combined: Sequence[RequestTrace]) -> Finding | None:
+    for t in combined:
+        if len(t.questions) > 1 and t.outcome == "done" and t.text_len and not t.sections:
+            return Finding(
+                "no-markers",
+                f"the combined reply has no answer markers ({t.text_len} characters, none "
+                "of the template's headings): when each answer started cannot be told.",
+                {"characters": t.text_len, "questions": len(t.questions)},
+            )
+    return None
+
+
+def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> Diagnosis:
+    """The diagnosis of a run (module docstring).
+
+    ``phases``: the run's requests, grouped into phases that each ran on the server at
+    their own time (traces within a phase share one clock; a window run's phases, or
+    ``splitdesk bench``'s separate runs). ``shared``: combined and parallel ran at the same
+    time (side by side). Never raises on partial or odd traces: too little data gives
+    ``unclear``.
+    """
+    traces = [t for ph in phases for t in ph]
+    combined = [t for t in traces if t.group == "combined"]
+    par = [t for t in traces if t.group == "parallel"]
+    par_phase = next((ph for ph in phases if any(t.group == "parallel" for t in ph)), ())
+
+    notes = [f for f in (_shortened(combined, par), _no_markers(combined)) if f is not None]
+
+    def result(f: Finding) -> Diagnosis:
+        rest = tuple(n for n in notes if n.code != f.code)
+        return Diagnosis(f.code, f.text, f.evidence, rest)
+
+    if any(t.outcome is None for t in traces):
+        return Diagnosis("unclear", "no diagnosis yet: requests are still running.", {})
+    limited = _rate_limited(traces)
+    if limited is not None:
+        return result(limited)
+    failed = [t for t in traces if t.outcome == "failed"]
+    if failed and len(failed) == len(traces):
+        cause = failed[0].error.message if failed[0].error else "unknown error"
+        return result(
+            Finding(
+                "unclear",
+                f"no clear pattern: every request failed ({cause}).",
+                {"failed": len(failed)},
+            )
+        )
+    if len([t for t in par if _ok(t)]) < 2:
+        text = "no clear pattern: fewer than two parallel requests finished"
+        if failed:
+            text += f" ({_plural(len(failed), 'request')} failed)"
+        return result(Finding("unclear", text + ".", {"failed": len(failed)}))
+    for finding in (
+        _one_at_a_time(par_phase, shared),
+        _network_bound(par),
+        _compute_bound(phases),
+        _batching(phases, par),
+    ):
+        if finding is not None:
+            return result(finding)
+    if notes and notes[0].code == "shortened-answers":
+        return result(notes[0])
+    overlap = mean_overlap(par_phase)
+    firsts = [t.first_text_t for t in par if t.first_text_t is not None]
+    spread = max(firsts) - min(firsts) if firsts else None
+    return result(
+        Finding(
+            "unclear",
+            "no clear pattern: "
+            + (f"{overlap:.1f} streams ran at once on average, " if overlap else "")
+            + (f"first tokens spread over {spread:.2f} s." if spread is not None else ""),
+            {"mean_overlap": _r(overlap, 2), "first_token_spread_s": _r(spread)},
+        )
+    )
+
+
+def diagnose_state(state: RunState) -> Diagnosis:
+    """:func:`diagnose` of a window run: its phases from the traces, ``shared`` when the run
+    was side by side."""
+    phases: dict[int, list[RequestTrace]] = {}
+    for t in state.requests:
+        phases.setdefault(t.phase, []).append(t)
+    shared = state.info is not None and state.info.mode == "side-by-side"
+    return diagnose([phases[k] for k in sorted(phases)], shared)
