@@ -169,9 +169,10 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 
 def classify_transport_error(
-    exc: httpx.HTTPError, endpoint: EndpointConfig, read_timeout: float
+    exc: httpx.HTTPError, endpoint: EndpointConfig, read_timeout: float, answered: bool = True
 ) -> RequestError:
-    """A one-line :class:`RequestError` for an httpx transport exception, saying what to do."""
+    """A one-line :class:`RequestError` for an httpx transport exception, saying what to do.
+    ``answered``: the response's headers had arrived (a cut then happened mid-stream)."""
     url = urlsplit(endpoint.base_url)
     where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
     cause = _root_cause(exc)
@@ -211,6 +212,18 @@ def classify_transport_error(
         )
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return RequestError(ErrorKind.CONNECT, f"invalid base URL {endpoint.base_url!r}: {exc}")
+    if isinstance(exc, httpx.RemoteProtocolError) and not answered:
+        return RequestError(
+            ErrorKind.PROTOCOL,
+            f"{where} closed the connection without answering ({exc or 'no detail'}) — "
+            "the server or a proxy dropped the request",
+        )
+    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.NetworkError) and not answered:
+        return RequestError(
+            ErrorKind.PROTOCOL,
+            f"connection to {where} was reset before any answer ({cause}) — "
+            "the server or a proxy dropped the request",
+        )
     if isinstance(exc, httpx.RemoteProtocolError):
         return RequestError(
             ErrorKind.PROTOCOL, f"{where} closed the connection mid-stream ({exc or 'no detail'})"
@@ -513,8 +526,10 @@ class Runner:
                 self.emit(RequestSent(self.now(), i, attempt))
                 finish: str | None = None
                 error: RequestError | None = None
+                answered = False
                 try:
                     response = await client.send(request, stream=True)
+                    answered = True
                     clock = arrivals.arrival_clock(response, self.clock)
                     try:
                         self.emit(
@@ -539,7 +554,7 @@ class Runner:
                     finally:
                         await response.aclose()
                 except httpx.HTTPError as exc:
-                    error = classify_transport_error(exc, ep, self.config.timeouts.read)
+                    error = classify_transport_error(exc, ep, self.config.timeouts.read, answered)
                     t_end = self.now()
                 if error is not None and error.kind == ErrorKind.HTTP and error.status == 404:
                     error = await self._explain_404(client, error)

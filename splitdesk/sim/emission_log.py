@@ -16,8 +16,11 @@ from typing import Any
 class RequestRecord:
     """One request as the server saw it.
 
-    ``events``: ``[scheduled_ns, emitted_ns, tokens]`` per token event: when the cost model
-    scheduled the step's end and when the bytes were handed to the socket.
+    ``events``: ``[scheduled_ns, emitted_ns, tokens]`` per token event delivered: when the
+    cost model scheduled the step's end and when the bytes were handed to the socket.
+    ``sent_text``: the text of those events, in order; ``sent_bytes``: the response body's
+    bytes handed to the socket (before HTTP chunk framing). ``fault``: the injected fault
+    (``NAME[:ARG]``, see :mod:`splitdesk.sim.faults`), or ``None``.
     """
 
     id: str
@@ -30,6 +33,14 @@ class RequestRecord:
     finish_reason: str | None = None
     disconnected: bool = False
     events: list[list[int]] = field(default_factory=list)
+    fault: str | None = None
+    sent_text: list[str] = field(default_factory=list)
+    sent_bytes: int = 0
+
+    def delivered(self, text: str, nbytes: int) -> None:
+        """Note one token event written to the client: its ``text`` and ``nbytes`` bytes."""
+        self.sent_text.append(text)
+        self.sent_bytes += nbytes
 
     def to_json(self) -> dict[str, Any]:
         """JSON form served at ``GET /_splitdesk/trace/{id}``."""
@@ -43,6 +54,11 @@ class RequestRecord:
             "output_tokens": self.output_tokens,
             "finish_reason": self.finish_reason,
             "disconnected": self.disconnected,
+            "fault": self.fault,
+            "sent_text": "".join(self.sent_text),
+            "sent_tokens": sum(n for _, _, n in self.events),
+            "sent_events": len(self.events),
+            "sent_bytes": self.sent_bytes,
             "events": [
                 {"scheduled_ns": s, "emitted_ns": e, "tokens": n} for s, e, n in self.events
             ],

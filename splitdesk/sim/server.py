@@ -13,6 +13,8 @@ Routes (each dialect's wire format is documented in its module under ``sim/wire`
   Ollama (NDJSON)
 * ``POST /generate_stream``, ``POST /generate``, ``GET /info`` — TGI
 * ``GET /_splitdesk/trace/{id}`` — the emission log of one request (``x-request-id``)
+* ``GET|POST /_splitdesk/faults`` — the fault rules in force / replace them
+  (:mod:`splitdesk.sim.faults`)
 * ``GET /_splitdesk/info`` — parameters and load
 * ``POST /_splitdesk/predict`` — the cost model's TTFT/E2E for a plan of requests
 
@@ -21,7 +23,10 @@ simulated round trip, apply the rate limit, pick the answer's tokens, submit the
 to the :class:`~splitdesk.sim.scheduler.Scheduler` and stream its token events, each
 delayed by the other half of the round trip. A client that disconnects frees its engine
 slot at once (Starlette cancels the stream; the response's ``finally`` cancels the
-sequence).
+sequence). A fault chosen by :class:`~splitdesk.sim.faults.FaultSchedule` (the ``--fault``
+rules, the ``x-splitdesk-fault`` header) changes what happens after the first half round
+trip: the connection is cut, the answer is an error, or the stream is written with the
+fault injected (:class:`~splitdesk.sim.streaming.EngineStream`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from http import HTTPStatus
 from typing import Any
 
 import anyio._backends._asyncio  # noqa: F401 - warm-up, see SimServer.warm_up
@@ -45,13 +51,14 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from splitdesk import __version__
-from splitdesk.sim import textgen
+from splitdesk.sim import faults, textgen
 from splitdesk.sim.costmodel import PlannedRequest, predict
 from splitdesk.sim.emission_log import EmissionLog, RequestRecord
+from splitdesk.sim.faults import Fault, FaultSchedule
 from splitdesk.sim.params import SimParams
 from splitdesk.sim.prompts import read_prompt
 from splitdesk.sim.scheduler import LiveSequence, Scheduler
@@ -113,9 +120,16 @@ def _reject_constant(name: str) -> Any:
 class SimServer:
     """State of one built-in endpoint: parameters, engine, emission log, load counters."""
 
-    def __init__(self, params: SimParams, profile: str = "custom") -> None:
+    def __init__(
+        self,
+        params: SimParams,
+        profile: str = "custom",
+        fault_schedule: FaultSchedule | None = None,
+    ) -> None:
         self.params = params
         self.profile = profile
+        #: which request gets which injected fault (none by default)
+        self.faults = fault_schedule or FaultSchedule()
         self.scheduler = Scheduler(params)
         self.log = EmissionLog()
         self.active = 0
@@ -181,13 +195,23 @@ class SimServer:
             )
             if not dialect.serves(gen.model, self.params.model):
                 raise dialect.model_not_found(gen.model, self.params.model)
+            try:
+                fault = self.faults.pick(request.headers, gen.prompt)
+            except ValueError as exc:
+                raise WireError(400, f"{faults.HEADER}: {exc}") from None
         except WireError as err:
             record.status = err.status
             return self._error(dialect, err, rid)
+        record.fault = fault.label if fault else None
 
         half = self._half_rtt()
         if half:
             await asyncio.sleep(half)
+        if fault is not None and fault.kind.before_headers:
+            answer = await self._fault_before_headers(request, dialect, gen, fault, record)
+            if answer is not None:
+                return answer
+            fault = None  # a hang that ran out: answer normally
         limit = self.params.rate_limit_concurrency
         if limit and self.active >= limit:
             if half:
@@ -210,13 +234,16 @@ class SimServer:
             )
 
         tokens, finish = self.reply_tokens(gen)
+        if fault is not None and fault.name == "split-utf8":
+            tokens = [faults.widen(t, i) for i, t in enumerate(tokens)]
         record.prompt_tokens = gen.prompt_tokens
         reply = Reply(
             rid,
             gen.model or self.params.model,
             gen.prompt_tokens,
             gen.include_usage,
-            planned_tokens=len(tokens),
+            # no-end: no token event may carry the end signal either (TGI's final details)
+            planned_tokens=len(tokens) + (1 if fault is not None and fault.name == "no-end" else 0),
             finish_reason=finish,
             received_ns=record.received_ns,
         )
@@ -236,6 +263,7 @@ class SimServer:
             finally:
                 close()
             record.finish_reason = finish
+            record.delivered(text, 0)
             return JSONResponse(dialect.body(reply, text, finish), headers={"x-request-id": rid})
 
         try:
@@ -255,7 +283,79 @@ class SimServer:
             close,
             {"x-request-id": rid, "cache-control": "no-cache"},
             self.closing,
+            fault,
         )
+
+    async def _fault_before_headers(
+        self,
+        request: Request,
+        dialect: Dialect,
+        gen: GenRequest,
+        fault: Fault,
+        record: RequestRecord,
+    ) -> Response | None:
+        """The response for a fault that strikes before the headers (``refuse``, ``reset``,
+        ``hang``, ``status``, ``html``); ``None`` when a ``hang`` ran out and the request is
+        to be answered normally."""
+        name = fault.name
+        if name in ("refuse", "reset"):
+            record.status = 0
+            record.disconnected = True
+            return faults.CutConnection(fault)  # type: ignore[return-value]
+        if name == "hang":
+            if await faults.wait_for_disconnect(request.receive, fault.value, self.closing):
+                return None
+            record.disconnected = True
+            record.status = 0
+            return Response(status_code=503)  # nobody is there to read it
+        code = fault.int_value
+        record.status = code
+        if name == "html":
+            phrase = HTTPStatus(code).phrase
+            return HTMLResponse(
+                faults.html_page(code, phrase),
+                status_code=code,
+                headers={"x-request-id": record.id},
+            )
+        retry = {"retry-after": str(faults.RETRY_AFTER_S)} if code in (429, 503) else {}
+        err = {
+            401: WireError(
+                401,
+                "Incorrect API key provided (injected fault).",
+                kind="authentication_error",
+                code="invalid_api_key",
+            ),
+            404: WireError(
+                404,
+                f"The model `{gen.model or self.params.model}` does not exist or you do not "
+                "have access to it "
+                "(injected fault).",
+                param="model",
+                code="model_not_found",
+            ),
+            429: WireError(
+                429,
+                "Rate limit reached (injected fault). "
+                f"Please retry after {faults.RETRY_AFTER_S} s.",
+                kind="rate_limit_error",
+                code="rate_limit_exceeded",
+                headers=retry,
+            ),
+            503: WireError(
+                503,
+                "The server is overloaded; please try again later (injected fault).",
+                kind="overloaded_error",
+                headers=retry,
+            ),
+        }.get(
+            code,
+            WireError(
+                code,
+                "The server had an error while processing your request (injected fault).",
+                kind="server_error",
+            ),
+        )
+        return self._error(dialect, err, record.id)
 
     async def _next_event_text(
         self, live: LiveSequence, tokens: list[str], reply: Reply, half: float
@@ -382,6 +482,18 @@ class SimServer:
             return self._error(None, WireError(404, "unknown request id (or dropped from the log)"))
         return JSONResponse(record.to_json())
 
+    async def fault_rules(self, request: Request) -> Response:
+        """``GET /_splitdesk/faults``: the rules in force and the catalogue; ``POST``: replace
+        them (body: :meth:`FaultSchedule.from_json`), 400 with the reason when malformed."""
+        if request.method == "POST":
+            try:
+                self.faults = FaultSchedule.from_json(await read_json(request))
+            except WireError as err:
+                return self._error(None, err)
+            except ValueError as exc:
+                return self._error(None, WireError(400, str(exc)))
+        return JSONResponse(self.faults.to_json())
+
     async def info(self, request: Request) -> Response:
         return JSONResponse(
             {
@@ -433,9 +545,12 @@ class SimServer:
         return JSONResponse({"predictions": out})
 
 
-def create_app(params: SimParams, profile: str = "custom") -> Starlette:
-    """The Starlette app of a built-in endpoint with ``params`` (see module docstring)."""
-    sim = SimServer(params, profile)
+def create_app(
+    params: SimParams, profile: str = "custom", fault_schedule: FaultSchedule | None = None
+) -> Starlette:
+    """The Starlette app of a built-in endpoint with ``params`` and injected faults (see
+    module docstring)."""
+    sim = SimServer(params, profile, fault_schedule)
 
     def route(dialect: Dialect) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
@@ -489,6 +604,7 @@ def create_app(params: SimParams, profile: str = "custom") -> Starlette:
         Route("/info", sim.tgi_info, methods=["GET"]),
         Route("/_splitdesk/trace/{request_id}", sim.trace, methods=["GET"]),
         Route("/_splitdesk/info", sim.info, methods=["GET"]),
+        Route("/_splitdesk/faults", sim.fault_rules, methods=["GET", "POST"]),
         Route("/_splitdesk/predict", sim.predict, methods=["POST"]),
     ]
     app = Starlette(
@@ -511,6 +627,7 @@ async def serve(
     port: int = 0,
     profile: str = "custom",
     on_ready: Callable[[str], None] | None = None,
+    fault_schedule: FaultSchedule | None = None,
 ) -> None:
     """Serve a built-in endpoint until SIGINT/SIGTERM (uvicorn handles both).
 
@@ -535,7 +652,7 @@ async def serve(
     sock.listen(1024)
     bound_port = sock.getsockname()[1]
     url_host = f"[{host}]" if family == socket.AF_INET6 else host
-    app = create_app(params, profile)
+    app = create_app(params, profile, fault_schedule)
     sim: SimServer = app.state.sim
     config = uvicorn.Config(
         RawSendMiddleware(app),

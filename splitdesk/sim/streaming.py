@@ -27,7 +27,9 @@ from typing import Any, Protocol
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from splitdesk.sim import faults
 from splitdesk.sim.emission_log import RequestRecord
+from splitdesk.sim.faults import Fault
 from splitdesk.sim.scheduler import LiveSequence, TokenEvent
 from splitdesk.sim.wire.base import Dialect, Reply
 
@@ -84,7 +86,8 @@ class DirectChunks:
         return True
 
 
-async def _disconnected(receive: Receive) -> None:
+async def disconnected(receive: Receive) -> None:
+    """Return when the ASGI server reports that the client disconnected."""
     while True:
         message: Message = await receive()
         if message["type"] == "http.disconnect":
@@ -95,7 +98,8 @@ class EngineStream:
     """ASGI response streaming one sequence's token events in a dialect's wire format.
 
     ``on_close`` runs however the response ends (finished, client gone, server stopping),
-    and frees the sequence's engine slot.
+    and frees the sequence's engine slot. ``fault``: a stream fault to inject
+    (:mod:`splitdesk.sim.faults`); such a stream always takes the ordinary path.
     """
 
     def __init__(
@@ -110,8 +114,10 @@ class EngineStream:
         on_close: Callable[[], None],
         headers: dict[str, str],
         closing: asyncio.Event | None = None,
+        fault: Fault | None = None,
     ) -> None:
         self.dialect = dialect
+        self.fault = fault
         self.reply = reply
         self.tokens = tokens
         self.finish = finish
@@ -126,6 +132,9 @@ class EngineStream:
         )
         self._direct: DirectChunks | None = None
         self._done: asyncio.Future[bool] | None = None
+        #: set when a fault ended the response itself (reset, or a clean close after an
+        #: error or malformed event): nothing more is sent
+        self._cut = False
 
     # -- one event -----------------------------------------------------------------------------
     def _take(self, ev: TokenEvent) -> str:
@@ -148,37 +157,52 @@ class EngineStream:
             return
         text = self._take(ev)
         data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
-        self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
         if not direct.write(data):
             done.set_result(False)
-        elif ev.done:
+            return
+        self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
+        self.record.delivered(text, len(data))
+        if ev.done:
             done.set_result(True)
 
     # -- the response ----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        record = self.record
+
+        async def counted(message: Message) -> None:
+            await send(message)
+            record.sent_bytes += len(message.get("body", b""))
+
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.headers.raw})
-            self.record.headers_ns = time.perf_counter_ns()
+            record.headers_ns = time.perf_counter_ns()
             for chunk in self.dialect.stream_start(self.reply):
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            direct = None if self.half_rtt else DirectChunks.for_scope(scope)
-            body = self._short(direct) if direct is not None else self._ordinary(send)
+                await counted({"type": "http.response.body", "body": chunk, "more_body": True})
+            fault = self.fault
+            if fault is not None:
+                body = self._faulty(fault, scope, counted)
+            else:
+                direct = None if self.half_rtt else DirectChunks.for_scope(scope)
+                body = self._short(direct) if direct is not None else self._ordinary(counted)
             finished = await self._until_disconnect(body, receive, self.closing)
+            if self._cut:
+                return  # the fault ended the connection its own way
             if not finished:
                 if self.closing is not None and self.closing.is_set():  # end it properly
                     error = self.dialect.stream_error(self.reply, "the server is shutting down")
-                    await send({"type": "http.response.body", "body": error, "more_body": True})
+                    await counted({"type": "http.response.body", "body": error, "more_body": True})
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-            self.record.output_tokens = self.reply.output_tokens
-            self.record.finish_reason = self.finish
-            for chunk in self.dialect.stream_end(self.reply, self.finish):
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            record.output_tokens = self.reply.output_tokens
+            record.finish_reason = self.finish
+            if fault is None or fault.name != "no-end":
+                for chunk in self.dialect.stream_end(self.reply, self.finish):
+                    await counted({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             pass  # the client went away mid-write
         finally:
-            self.record.output_tokens = self.reply.output_tokens  # also what a leaver got
+            record.output_tokens = self.reply.output_tokens  # also what a leaver got
             self.live.sink = None
             self.on_close()
 
@@ -188,7 +212,7 @@ class EngineStream:
     ) -> bool:
         """Run ``body``; ``False`` as soon as the client disconnects or the server stops."""
         task = asyncio.ensure_future(body)
-        gone = asyncio.ensure_future(_disconnected(receive))
+        gone = asyncio.ensure_future(disconnected(receive))
         waits: set[asyncio.Future[Any]] = {task, gone}
         if closing is not None:
             waits.add(asyncio.ensure_future(closing.wait()))
@@ -220,8 +244,60 @@ class EngineStream:
                 wait = (ev.scheduled_ns - time.perf_counter_ns()) / 1e9 + self.half_rtt
                 if wait > 0:
                     await asyncio.sleep(wait)
-            self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
             data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
             await send({"type": "http.response.body", "body": data, "more_body": True})
+            self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
+            self.record.delivered(text, 0)
             done = ev.done
         return True
+
+    async def _faulty(self, fault: Fault, scope: Scope, send: Send) -> bool:
+        """The ordinary path with ``fault`` injected (:data:`splitdesk.sim.faults.CATALOGUE`
+        says what each does). ``True`` when every token event was sent."""
+        name, record = fault.name, self.record
+        if name == "stall-headers":  # a client leaving or a stopping server cancels the wait
+            await faults.pause(fault.value)
+        k = fault.int_value
+        n = 0
+        done = False
+        while not done:
+            if n == k and name in ("reset-mid", "malformed", "error-event"):
+                await self._cut_stream(fault, scope, send)
+                return False
+            if n == 1 and name == "stall-mid":
+                await faults.pause(fault.value)
+            ev = await self.live.queue.get()
+            text = self._take(ev)
+            data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
+            if name == "huge" and n == 0:
+                data = faults.pad_event(data, k)
+            pieces = faults.cut_inside_characters(data) if name == "split-utf8" else [data]
+            for i, piece in enumerate(pieces):
+                if i:  # let each piece leave in its own segment
+                    await asyncio.sleep(0.002)
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
+            record.delivered(text, 0)
+            done = ev.done
+            n += 1
+        return True
+
+    async def _cut_stream(self, fault: Fault, scope: Scope, send: Send) -> None:
+        """End the stream as ``fault`` says: an RST once the client has every byte written
+        so far, or a malformed or error event followed by a clean end of the body."""
+        self._cut = True
+        self.record.output_tokens = self.reply.output_tokens
+        if fault.name == "reset-mid":
+            transport = faults.transport_of(scope)
+            if transport is not None:
+                await faults.wait_acknowledged(transport)
+                faults.reset(transport)
+                return
+        if fault.name == "malformed":
+            event = faults.malformed_event(self.dialect.stream_media_type)
+        else:
+            event = self.dialect.stream_error(
+                self.reply, "The server had an error while processing your request (injected)."
+            )
+        await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
