@@ -3,6 +3,11 @@
 ``splitdesk`` (no sub-command) calls :func:`run_gui`. With ``--run`` it presses Run once
 the window is up; ``--screenshot PATH`` saves the window as PNG when that run has
 finished; ``--quit`` then closes the app — for docs and automated checks.
+
+Before Qt starts, :func:`display_problem` checks that there is a screen to open the window
+on (Qt would abort with a misleading plugin hint). Logging goes to the rotating file of
+:mod:`splitdesk.logs`; Qt's own messages are routed into it (``qInstallMessageHandler``)
+and an uncaught exception is logged and shown in a dialog naming the log file.
 """
 
 from __future__ import annotations
@@ -21,12 +26,21 @@ os.environ.setdefault("QT_API", "pyside6")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import qasync
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import (
+    QMessageLogContext,
+    QObject,
+    Qt,
+    QTimer,
+    QtMsgType,
+    Signal,
+    qInstallMessageHandler,
+)
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from splitdesk import logs
 from splitdesk.core.run_state import RunState
-from splitdesk.core.settings import load_settings
+from splitdesk.core.settings import read_settings
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector
 from splitdesk.ui.main_window import MainWindow
@@ -48,6 +62,89 @@ class GuiOptions:
     profile: str | None = None
     speed: float | None = None
     size: tuple[int, int] | None = None  #: window (width, height) in pixels, this session
+    debug: bool = False  #: verbose log (file and stderr)
+
+
+NO_DISPLAY = (
+    "splitdesk: no display to open the window on ({why}); run it under a virtual display "
+    "with `xvfb-run -a splitdesk`, or set QT_QPA_PLATFORM=offscreen to run it unseen "
+    "(screenshots, tests)"
+)
+
+
+def display_problem(env: dict[str, str] | None = None, platform: str = sys.platform) -> str | None:
+    """The one line to print when the window cannot open for want of a display (Linux
+    and other X11/Wayland systems: no ``DISPLAY`` nor ``WAYLAND_DISPLAY`` for the chosen or
+    default Qt platform), else None. Qt itself would abort (SIGABRT) with a hint about
+    ``libxcb-cursor0`` that is wrong in this case."""
+    env = dict(os.environ) if env is None else env
+    if platform.startswith(("win", "darwin", "cygwin")):
+        return None
+    chosen = env.get("QT_QPA_PLATFORM", "").split(":")[0].split(";")[0].strip()
+    if chosen not in ("", "xcb", "wayland", "wayland-egl"):
+        return None  # offscreen, minimal, vnc, eglfs, linuxfb …: no display server needed
+    if chosen == "xcb" and env.get("DISPLAY"):
+        return None
+    if chosen.startswith("wayland") and env.get("WAYLAND_DISPLAY"):
+        return None
+    if not chosen and (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+        return None
+    wanted = {"xcb": "DISPLAY is not set", "": "DISPLAY and WAYLAND_DISPLAY are not set"}
+    return NO_DISPLAY.format(why=wanted.get(chosen, "WAYLAND_DISPLAY is not set"))
+
+
+_QT_LEVELS = {
+    QtMsgType.QtDebugMsg: logging.DEBUG,
+    QtMsgType.QtInfoMsg: logging.INFO,
+    QtMsgType.QtWarningMsg: logging.WARNING,
+    QtMsgType.QtCriticalMsg: logging.ERROR,
+    QtMsgType.QtFatalMsg: logging.CRITICAL,
+}
+_qt_log = logging.getLogger("splitdesk.qt")
+
+
+def qt_message_handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Qt's own messages (``qWarning`` …) into the ``splitdesk.qt`` logger, with Qt's
+    category (``qt.qpa.xcb`` …) in front."""
+    category = context.category if context is not None else None
+    text = f"{category}: {message}" if category and category != "default" else message
+    _qt_log.log(_QT_LEVELS.get(mode, logging.WARNING), "%s", text)
+
+
+def show_notice(parent: QWidget | None, title: str, text: str) -> QMessageBox:
+    """A non-modal message box (the window stays usable) with selectable text."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, parent)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box.setModal(False)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.show()
+    return box
+
+
+class CrashNotifier(QObject):
+    """Shows the crash dialog on the GUI thread, whichever thread crashed.
+
+    Signals:
+        crashed(str): the sentence to show (from :func:`splitdesk.logs.crash_message`).
+    """
+
+    crashed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.dialogs: list[QMessageBox] = []
+        self.crashed.connect(self._show)
+
+    def _show(self, message: str) -> None:
+        box = show_notice(None, "splitdesk — something went wrong", message)
+        box.setIcon(QMessageBox.Icon.Critical)
+        self.dialogs.append(box)
+        box.finished.connect(lambda *_: self.dialogs.remove(box) if box in self.dialogs else None)
+
+    def notify(self, message: str) -> None:
+        """Queue ``message`` for the dialog (thread-safe) and print it as one line too."""
+        print(message, file=sys.stderr, flush=True)
+        self.crashed.emit(message)
 
 
 def app_icon() -> QIcon:
@@ -56,15 +153,37 @@ def app_icon() -> QIcon:
         return QIcon(str(path))
 
 
+def _loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """asyncio's unhandled errors (a callback or a task nobody awaited) go to the log."""
+    exc = context.get("exception")
+    log.error(
+        "asyncio: %s",
+        context.get("message", "error"),
+        exc_info=exc if isinstance(exc, BaseException) else None,
+    )
+
+
 def run_gui(opts: GuiOptions) -> int:
     """Show the window and run the Qt/asyncio loop until it is closed. Returns the exit
     status (1 when ``--run`` was asked and a request failed)."""
+    problem_line = display_problem()
+    if problem_line:
+        print(problem_line, file=sys.stderr, flush=True)
+        return 1
+    path = logs.setup_logging(opts.debug)
+    log.info("splitdesk window starting; log file %s", path)
+    qInstallMessageHandler(qt_message_handler)
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("splitdesk")
     app.setOrganizationName("splitdesk")
     app.setDesktopFileName("splitdesk")
-    settings, problem = load_settings()
+    from splitdesk.sim.params import PROFILES
+
+    loaded = read_settings(profiles=PROFILES)
+    settings, problem = loaded.settings, loaded.problem
+    if problem:
+        log.warning("%s", problem)
     saved_endpoint = None
     if opts.profile or opts.speed:  # for this session only: the saved endpoint stays
         saved_endpoint = settings.endpoint
@@ -85,16 +204,20 @@ def run_gui(opts: GuiOptions) -> int:
     app.setWindowIcon(icon)
     app.setQuitOnLastWindowClosed(False)  # the window closes itself once cleanup is done
 
+    notifier = CrashNotifier()
+    logs.install_excepthook(notifier.notify)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    loop.set_exception_handler(_loop_exception)
     collector = GuiGarbageCollector()
     controller = RunController()
     window = MainWindow(settings, controller, theme, scale, icon, saved_endpoint)
     if opts.size is not None:  # this session only: the saved size stays
         window.resize(*opts.size)
         window.remember_size = False
-    if problem:
+    if problem:  # said in the status bar and in a dialog that does not block the window
         window.statusBar().showMessage(problem)
+        QTimer.singleShot(0, lambda: show_notice(window, "Settings were reset", problem))
     closed = asyncio.Event()
     window.closed.connect(closed.set)
     result: dict[str, int] = {"status": 0}
@@ -133,4 +256,6 @@ def run_gui(opts: GuiOptions) -> int:
     with loop:
         loop.run_until_complete(closed.wait())
     collector.stop()
+    log.info("splitdesk window closed (exit status %d)", result["status"])
+    logs.flush()
     return result["status"]

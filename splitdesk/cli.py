@@ -7,6 +7,7 @@ Heavy imports (Qt, httpx) happen inside each command so ``splitdesk sim`` and
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import sys
@@ -32,6 +33,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _options_of(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+
+
+def unknown_options_message(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """The one-line error for options ``parser`` does not know, suggesting the closest
+    known option for each (``difflib``), e.g. ``--max-token`` → ``--max-tokens``."""
+    known = _options_of(parser)
+    parts = []
+    for arg in unknown:
+        name = arg.split("=", 1)[0]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        parts.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+    return f"unrecognized arguments: {' '.join(parts)}"
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(name)
+            return found if isinstance(found, argparse.ArgumentParser) else None
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full command-line parser."""
     from splitdesk.sim import cli as sim_cli
@@ -40,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="splitdesk",
         description="See, live and measured, why N questions sent as N parallel LLM requests "
         "finish sooner than one combined request. Without a command: the window.",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="verbose log (DEBUG) in the log file and on stderr; splitdesk --debug bench … "
+        "for the bench",
     )
     gui = parser.add_argument_group("window options (when no command is given)")
     gui.add_argument("--run", action="store_true", help="press Run once the window is up")
@@ -295,7 +326,14 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # name the command's own --help and the closest option
+        where = _subparser(parser, args.command) if args.command else None
+        (where or parser).error(unknown_options_message(where or parser, unknown))
+    if args.debug:
+        from splitdesk import logs
+
+        logs.setup_logging(debug=True, console=True)
     if args.command == "sim":
         from splitdesk.sim import cli as sim_cli
 
@@ -327,6 +365,7 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             profile=args.gui_profile,
             speed=args.speed,
             size=args.size,
+            debug=args.debug,
         )
     )
 

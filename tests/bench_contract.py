@@ -52,10 +52,28 @@ class Run(_Open):
     requests: list[Request]
 
 
+class Diagnosis(_Open):
+    code: Literal[
+        "batching",
+        "one-at-a-time",
+        "rate-limited",
+        "network-bound",
+        "compute-bound",
+        "shortened-answers",
+        "no-markers",
+        "unclear",
+    ]
+    text: str
+    evidence: dict[str, float | int | str | None]
+
+
 class Summary(_Open):
     speedup: float | None
     combined_wall_s: float | None = None
     parallel_wall_s: float | None = None
+    diagnosis: Diagnosis
+    prompt_shape_factor: float | None = None
+    concurrency_factor: float | None = None
 
 
 class BenchDocument(_Open):

@@ -5,11 +5,14 @@ processes behind (napari's conftest does the same for QThreads and timers)."""
 from __future__ import annotations
 
 import os
+import tempfile
 
 # Before anything imports Qt: one binding everywhere, and no screen needed.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["QT_API"] = "pyside6"
 os.environ["PYQTGRAPH_QT_LIB"] = "PySide6"
+# Log files of apps started by tests go to a throwaway folder, never the user's.
+os.environ.setdefault("SPLITDESK_LOG_DIR", tempfile.mkdtemp(prefix="splitdesk-logs-"))
 
 import asyncio
 import threading

@@ -15,6 +15,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -323,3 +324,38 @@ async def test_the_key_never_leaks(
         assert sent and all(h.get(name) == value for h in sent)  # the key went where it belongs
         others = [k for h in sent for k, v in h.items() if KEY in v and k != name]
         assert not others
+
+
+@pytest.mark.parametrize("failure", ["401-echoing-key", "in-stream-error", "malformed-event"])
+@pytest.mark.parametrize("api", sorted(PROVIDERS))
+@pytest.mark.asyncio
+async def test_the_key_never_reaches_the_log_file(
+    api: str,
+    failure: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """``splitdesk --debug bench``: DEBUG records of every layer (and httpx's) go to the
+    rotating log file and stderr; the key, echoed back by the server, reaches neither."""
+    from splitdesk import logs
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    monkeypatch.setenv("SPLITDESK_LOG_DIR", str(tmp_path))
+    spec, wire, provider = FAILURES[failure], WIRES[api], get_provider(api)
+    args = ["--debug", "bench", "--api", api, "--model", "m", "--mode", "parallel", "-q", "q"]
+    args += ["--api-key-env", KEY_ENV, "--read-timeout", str(READ_TIMEOUT)]
+    try:
+        async with serve(spec, wire) as (root, requests):
+            base = provider.base_url_for_root(root)
+            code = await asyncio.to_thread(main, [*args, "--endpoint", base, "--json", "-"])
+        logs.flush()
+        text = (tmp_path / logs.FILE_NAME).read_text(encoding="utf-8")
+    finally:
+        logs.teardown_logging()
+    out, err = capsys.readouterr()
+    assert code == 1 and requests  # the requests went out, with the key, and failed
+    assert "DEBUG" in text and "httpx" in text  # a verbose log was written
+    assert_clean("the log file", text)
+    assert_clean("the --debug stderr", err)
+    assert_clean("the bench JSON", out)

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import httpx
 
 from splitdesk.core.metrics import request_metrics, spread
+from splitdesk.core.diagnosis import summary_lines
 from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.report import BenchRun, bench_document
@@ -275,7 +276,7 @@ def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None 
             info["url"] = f"builtin:{opts.profile} ({base_url})"
             info["profile"] = opts.profile
         doc = bench_document(info, opts.questions, runs)
-        table = format_table(doc, runs)
+        table = "\n".join([format_table(doc, runs), *summary_lines(doc["summary"])])
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if opts.json_path == "-":
             print(table, file=err)

@@ -44,9 +44,9 @@ import itertools
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from splitdesk.core.metrics import GroupMetrics
+from splitdesk.core.metrics import GroupMetrics, group_metrics
 from splitdesk.core.run_state import RequestTrace, RunState
 
 DiagnosisCode = Literal[
@@ -506,3 +506,65 @@ def diagnose_state(state: RunState) -> Diagnosis:
         phases.setdefault(t.phase, []).append(t)
     shared = state.info is not None and state.info.mode == "side-by-side"
     return diagnose([phases[k] for k in sorted(phases)], shared)
+
+
+def diagnose_repeats(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> Diagnosis:
+    """The diagnosis over ``splitdesk bench``'s repeats: each repeat's runs are phases
+    (each with its own clock); the most common code wins and its first diagnosis is
+    returned, with ``repeats_agreeing`` ("2 of 3") added to its evidence when there were
+    several repeats."""
+    found = [diagnose(phases) for phases in repeats if phases]
+    if not found:
+        return Diagnosis("unclear", "no clear pattern: nothing ran.", {})
+    codes = [d.code for d in found]
+    best = max(codes, key=codes.count)
+    d = next(d for d in found if d.code == best)
+    if len(found) > 1:
+        evidence = dict(d.evidence)
+        evidence["repeats_agreeing"] = f"{codes.count(best)} of {len(found)}"
+        d = Diagnosis(d.code, d.text, evidence, d.notes)
+    return d
+
+
+def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[str, object]:
+    """The bench JSON's ``summary`` additions: ``diagnosis`` (:meth:`Diagnosis.to_json`) and,
+    when a repeat ran combined, parallel and sequential with every request done,
+    ``prompt_shape_factor`` and ``concurrency_factor`` of the repeat whose speed-up is the
+    median (``median_low``), so their product is that repeat's speed-up."""
+    out: dict[str, object] = {"diagnosis": diagnose_repeats(repeats).to_json()}
+    decs: list[Decomposition] = []
+    for phases in repeats:
+        groups: dict[str, GroupMetrics] = {}
+        for phase in phases:
+            if phase:
+                name = phase[0].group
+                n = len({q for t in phase for q in t.questions})
+                groups[name] = group_metrics(phase, name, n)
+        dec = decompose_groups(groups)
+        if dec is not None:
+            decs.append(dec)
+    if decs:
+        mid = statistics.median_low(d.speedup for d in decs)
+        dec = next(d for d in decs if d.speedup == mid)
+        out["prompt_shape_factor"] = round(dec.prompt_shape_factor, 4)
+        out["concurrency_factor"] = round(dec.concurrency_factor, 4)
+    return out
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The bench table's diagnosis lines, read from the JSON ``summary`` (so the printed
+    line and ``summary.diagnosis`` are one text): the diagnosis, its notes and, with the
+    sequential baseline, the decomposition."""
+    lines = []
+    d = summary.get("diagnosis")
+    if isinstance(d, dict):
+        lines.append(f"{'Diagnosis:':22}{d.get('text', '')}")
+        for note in d.get("notes") or ():
+            lines.append(f"{'':22}also: {note.get('text', '')}")
+    shape, conc = summary.get("prompt_shape_factor"), summary.get("concurrency_factor")
+    if shape is not None and conc is not None:
+        lines.append(
+            f"{'Speed-up split:':22}{shape:.2f}× prompt shape (combined → sequential) × "
+            f"{conc:.2f}× concurrency (sequential → parallel) = {shape * conc:.2f}×"
+        )
+    return lines

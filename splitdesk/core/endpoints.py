@@ -13,12 +13,28 @@ import enum
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from splitdesk.sim.params import DEFAULT_PROFILE
 
-BUILTIN = "builtin"
+BUILTIN: Final = "builtin"
+
+#: The API dialects a settings file may name (one per provider in ``splitdesk.providers``;
+#: a test keeps the two lists equal).
+ApiName = Literal[
+    "openai-chat",
+    "openai-completions",
+    "openai-responses",
+    "azure-openai",
+    "anthropic",
+    "ollama-chat",
+    "ollama-generate",
+    "tgi",
+]
+#: The presets a settings file may name (the keys of :data:`PRESETS`).
+PresetName = Literal["builtin", "openai", "vllm", "ollama", "lmstudio", "llamacpp", "tgi", "custom"]
 
 
 class KeySource(enum.StrEnum):
@@ -83,9 +99,9 @@ class EndpointSettings(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    preset: str = BUILTIN
+    preset: PresetName = BUILTIN
     base_url: str = ""
-    api: str = "openai-chat"
+    api: ApiName = "openai-chat"
     model: str = "splitdesk-sim"
     key_source: KeySource = KeySource.NONE
     key_env: str = ""

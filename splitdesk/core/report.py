@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from splitdesk import __version__
+from splitdesk.core.diagnosis import bench_summary
 from splitdesk.core.metrics import GroupMetrics, group_metrics, request_metrics, spread
 from splitdesk.core.run_state import RequestTrace, RunState
 
@@ -123,6 +124,8 @@ def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
         out["speedup_range"] = [round(s.min, 4), round(s.max, 4)]
     sp = spread(predicted)
     out["predicted_speedup"] = round(sp.median, 4) if sp else None
+    # diagnosis, prompt_shape_factor, concurrency_factor (splitdesk.core.diagnosis)
+    out.update(bench_summary([[r.state.requests for r in runs if r.repeat == k] for k in repeats]))
     return out
 
 
