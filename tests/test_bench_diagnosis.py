@@ -21,10 +21,8 @@ def test_bench_diagnoses_and_splits_the_speed_up(
     concurrency: tuple[float, float],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status = main(
-        ["bench", "--profile", profile, "--sim-param", "speed=4", "--max-tokens", "80"]
-        + ["--json", "-"]
-    )
+    args = ["--profile", profile, "--sim-param", "speed=4", "--max-tokens", "80"]
+    status = main(["bench", *args, "--json", "-"])
     out, table = capsys.readouterr()
     assert status == 0
     doc = json.loads(out)
@@ -44,10 +42,8 @@ def test_bench_diagnoses_and_splits_the_speed_up(
 def test_refused_requests_are_diagnosed_as_a_rate_limit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status = main(
-        ["bench", "--profile", "rate-limited", "--mode", "parallel", "--sim-param", "speed=4"]
-        + ["--max-tokens", "40", "--json", "-"]
-    )
+    args = ["--profile", "rate-limited", "--mode", "parallel", "--sim-param", "speed=4"]
+    status = main(["bench", *args, "--max-tokens", "40", "--json", "-"])
     out, table = capsys.readouterr()
     assert status == 1
     s = json.loads(out)["summary"]

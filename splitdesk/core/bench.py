@@ -20,8 +20,8 @@ from typing import Any, TextIO
 
 import httpx
 
-from splitdesk.core.metrics import request_metrics, spread
 from splitdesk.core.diagnosis import summary_lines
+from splitdesk.core.metrics import request_metrics, spread
 from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.report import BenchRun, bench_document
