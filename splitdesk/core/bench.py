@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +19,8 @@ from typing import Any, TextIO
 
 import httpx
 
+from splitdesk.core.bench_table import format_table
 from splitdesk.core.diagnosis import summary_lines
-from splitdesk.core.metrics import request_metrics, spread
 from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.report import BenchRun, bench_document
@@ -145,85 +144,6 @@ async def _bench(
             if state.ended is not None and state.ended.stopped:
                 return runs
     return runs
-
-
-def _fmt(x: float | None, unit: str = " s", nd: int = 2) -> str:
-    return "—" if x is None else f"{x:.{nd}f}{unit}"
-
-
-def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
-    """The human summary: one line per mode (median over repeats) and the speed-up."""
-    lines = []
-    ep = doc["endpoint"]
-    lines.append(
-        f"splitdesk bench · {ep['url']} · {ep['api']} · {ep['model']} · "
-        f"{len(doc['questions'])} questions"
-    )
-    labels = {
-        "combined": "Combined request",
-        "parallel": "Parallel requests",
-        "sequential": "Sequential requests",
-    }
-    lines.append(
-        f"{'':22}{'latency':>10}  {'TTFT first/last':>17}  {'tokens':>7}  {'predicted':>9}"
-    )
-    for mode in ("combined", "parallel", "sequential"):
-        mine = [r for r in runs if r.mode == mode]
-        if not mine:
-            continue
-        wall = spread([r.metrics.makespan_s for r in mine])
-        ttfts = [t for r in mine for t in r.metrics.ttft_s]
-        toks = spread([float(r.metrics.output_tokens) for r in mine])
-        pred = spread([r.predicted_wall_s for r in mine])
-        est = "~" if any(r.metrics.tokens_estimated for r in mine) else ""
-        ttft = f"{_fmt(min(ttfts) if ttfts else None, '')}/{_fmt(max(ttfts) if ttfts else None)}"
-        tokens = est + str(int(toks.median)) if toks else "—"
-        predicted = _fmt(pred.median if pred else None)
-        rng = f" ({wall.min:.2f}–{wall.max:.2f})" if wall and wall.n > 1 else ""
-        lines.append(
-            f"{labels[mode] + ':':22}{_fmt(wall.median if wall else None):>10}  {ttft:>17}  "
-            f"{tokens:>7}  {predicted:>9}{rng}"
-        )
-    s = doc["summary"]
-    if s.get("speedup") is not None:
-        note = (
-            f"   (cost model predicts {s['predicted_speedup']:.2f}×)"
-            if s.get("predicted_speedup")
-            else ""
-        )
-        lines.append(f"{'Speed-up factor:':22}{s['speedup']:>9.2f}×{note}")
-    comb = [r for r in runs if r.mode == "combined"]
-    par = [r for r in runs if r.mode == "parallel"]
-    if comb and par:
-        n = len(doc["questions"])
-
-        def start(of: list[BenchRun]) -> float | None:  # median over repeats, as above
-            seen = [x for r in of if (x := r.metrics.answer_start_s.get(n - 1)) is not None]
-            return statistics.median(seen) if seen else None
-
-        c, p = start(comb), start(par)
-        lines.append(f"{f'Answer {n} starts at:':22}{_fmt(c):>10} combined vs {_fmt(p)} parallel")
-    failed = [(r, t) for r in runs for t in r.state.requests if t.outcome == "failed"]
-    for r, t in failed[:5]:
-        lines.append(
-            f"  ! {r.mode} request {t.req} failed: {t.error.message if t.error else 'unknown'}"
-        )
-    if any(r.metrics.tokens_estimated and r.metrics.output_tokens for r in runs):
-        lines.append(
-            "  ~ token counts are estimates (events counted; the server reported no usage)"
-        )
-    if len(runs) <= 3:
-        for r in runs:
-            for t in r.state.requests:
-                if t.t_send is None:
-                    continue
-                m = request_metrics(t)
-                who = "combined" if t.group == "combined" else f"{t.group} Q{t.questions[0] + 1}"
-                lines.append(
-                    f"    {who:14} TTFT {_fmt(m.ttft_s, ' s', 3):>8}  E2E {_fmt(m.e2e_s):>8}  "
-                    f"{m.output_tokens:>5} tok  {t.outcome}"
-                )
-    return "\n".join(lines)
 
 
 def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -1,8 +1,11 @@
 """The ``splitdesk bench --json`` document (DESIGN.md, "The headless contract").
 
-Keys may be added, never removed. Every time in a request is seconds from its own
-``t_send``; ``t_send_s`` is seconds from the run's start; ``wall_s`` and the summary's
-``*_wall_s`` are makespans (:mod:`splitdesk.core.metrics`).
+Keys may be added, never removed. Every figure is read from
+:func:`splitdesk.core.metrics.request_figures` / :func:`~splitdesk.core.metrics.group_metrics`
+(the same objects the window shows). Every time in a request is seconds from its own
+(first) ``t_send`` except ``attempt_ttft_s`` (from ``attempt_t_send_s``, the send of the
+attempt that was answered); ``t_send_s`` is seconds from the run's start; ``wall_s``
+and the summary's ``*_wall_s`` are makespans (:mod:`splitdesk.core.metrics`).
 """
 
 from __future__ import annotations
@@ -70,6 +73,20 @@ def request_json(trace: RequestTrace) -> dict[str, Any]:
         "request_id": trace.request_id,
         "attempts": trace.attempts,
         "server_timings": trace.server_timings or None,
+        "tokens_estimated": m.tokens_estimated if m else False,
+        "attempt_t_send_s": _r(m.t_attempt_send) if m else None,
+        "attempt_ttft_s": _r(m.attempt_ttft_s) if m else None,
+        "backoffs": [
+            {
+                "attempt": b.attempt,
+                "start_s": _r(b.start - t0),
+                "end_s": _r(b.end - t0) if b.end is not None else None,
+                "retry_after_s": b.retry_after_s,
+                "delay_s": _r(b.delay_s),
+                "status": b.status,
+            }
+            for b in (m.backoffs if m else ())
+        ],
     }
 
 
@@ -86,6 +103,8 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "answer_start_s": {str(k): _r(v) for k, v in sorted(g.answer_start_s.items())},
         "output_tokens": g.output_tokens,
         "tokens_estimated": g.tokens_estimated,
+        "tokens_estimated_requests": list(g.estimated_requests),
+        "tokens_estimated_note": g.estimated_note or None,
         "throughput_tok_s": _r(g.throughput_tok_s, 3),
         "predicted_wall_s": _r(run.predicted_wall_s),
         "stopped": bool(run.state.ended and run.state.ended.stopped),

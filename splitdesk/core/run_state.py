@@ -52,9 +52,10 @@ class SectionSpan:
 class RequestTrace:
     """Everything observed about one request; times are seconds from the run origin.
 
-    ``event_times``: arrival of each event that carried visible text (answer or reasoning);
-    ``last_token_t``: the last token-carrying event, tool calls included; ``t_end``: the
-    stream's end (terminal event or close), recorded apart.
+    ``t_send``: the first send; ``send_times``: every attempt's send (one more per retry
+    after a 429); ``event_times``: arrival of each event that carried visible text (answer
+    or reasoning); ``last_token_t``: the last token-carrying event, tool calls included;
+    ``t_end``: the stream's end (terminal event or close), recorded apart.
     """
 
     req: int
@@ -65,6 +66,7 @@ class RequestTrace:
     max_tokens: int | None = None
     t_send: float | None = None
     attempts: int = 0
+    send_times: list[float] = field(default_factory=list)
     t_headers: float | None = None
     status: int | None = None
     request_id: str | None = None
@@ -86,6 +88,16 @@ class RequestTrace:
     error: RequestError | None = None
     outcome: Outcome | None = None
     t_end: float | None = None
+    #: Bumped by :meth:`RunState.apply` for every event about this request: a cache of
+    #: figures derived from the trace (:func:`splitdesk.core.metrics.request_figures`)
+    #: is valid while the version it was computed at is current.
+    version: int = 0
+
+    @property
+    def t_attempt_send(self) -> float | None:
+        """When the latest attempt was sent (seconds from the run origin): ``t_send``
+        unless a 429 made the runner send the request again."""
+        return self.send_times[-1] if self.send_times else None
 
     @property
     def text(self) -> str:
@@ -164,6 +176,9 @@ class RunState:
         event about a request that was never planned."""
         self._apply(event)
         self.events_applied += 1
+        req = getattr(event, "req", None)
+        if req is not None:
+            self.requests[req].version += 1
         for listener in list(self._listeners):
             listener(event)
 
@@ -192,6 +207,7 @@ class RunState:
             if r.t_send is None:
                 r.t_send = ev.t
             r.attempts = ev.attempt + 1
+            r.send_times.append(ev.t)
         elif isinstance(ev, HeadersReceived):
             r = self.requests[ev.req]
             r.t_headers, r.status, r.request_id = ev.t, ev.status, ev.request_id

@@ -1,9 +1,9 @@
 """Stream panes: one request's text arriving live, with its state and figures in the header.
 
-Panes never measure: they read a :class:`~splitdesk.core.run_state.RequestTrace` and its
-:func:`~splitdesk.core.metrics.request_metrics`. Text is inserted at the end of the
-document through a cursor, only what is new since the last paint, at most once per frame
-(:class:`~splitdesk.ui.throttle.Throttle`).
+Panes never measure: they read a :class:`~splitdesk.core.run_state.RequestTrace`'s text
+and its figure set, :func:`~splitdesk.core.metrics.request_figures`. Text is inserted at
+the end of the document through a cursor, only what is new since the last paint, at most
+once per frame (:class:`~splitdesk.ui.throttle.Throttle`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.metrics import RequestFigures, group_metrics, request_figures
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
@@ -138,6 +139,22 @@ def _variants(parts: list[str], drop: tuple[int, ...]) -> list[str]:
         gone.add(index)
         out.append(" · ".join(p for i, p in enumerate(parts) if p and i not in gone))
     return out
+
+
+def header_variants(f: RequestFigures) -> list[str]:
+    """A pane header's figures from the figure set ``f`` (formatting only), longest first."""
+    if f.retries and f.attempt_ttft_s is not None:
+        ttft = f"TTFT {f.attempt_ttft_s:.2f} s · waited {f.ttft_s or 0:.2f} s"
+    else:
+        ttft = f"TTFT {f.ttft_s:.2f} s" if f.ttft_s is not None else "TTFT …"
+    count = f"{'~' if f.tokens_source == 'events' else ''}{f.output_tokens} tok"
+    rate = f"{f.decode_tok_s:.0f} tok/s" if f.decode_tok_s is not None else ""
+    end = f"end {f.e2e_s:.2f} s" if f.finished and f.e2e_s is not None else ""
+    retries = ""
+    if f.retries:
+        n = f.retries
+        retries = f"{n} retr{'y' if n == 1 else 'ies'} after 429"
+    return _variants([ttft, count, rate, end, retries], drop=(1, 2, 3))
 
 
 class Badge(QWidget):
@@ -337,28 +354,16 @@ class RequestPane(QFrame):
     def stats_variants(self) -> list[str]:
         """The header figures, longest wording first: TTFT, output tokens, decode rate,
         E2E ("end"), retries; narrower wordings drop the token count, then the rate.
-        The figures of :func:`splitdesk.core.metrics.request_metrics`, read in O(1)."""
+        A retried request shows its attempt's TTFT and the wait since its first send.
+        Every figure is :func:`splitdesk.core.metrics.request_figures`' (O(1), cached)."""
         trace = self.trace
         assert trace is not None and trace.t_send is not None
-        t0 = trace.t_send
-        first, last = trace.first_text_t, trace.last_token_t
-        ttft = f"TTFT {first - t0:.2f} s" if first is not None else "TTFT …"
-        usage = trace.usage_output_tokens
-        tokens = usage if usage is not None else len(trace.event_times)
-        count = f"{'' if usage is not None else '~'}{tokens} tok"
-        rate = ""
-        if first is not None and last is not None and last > first and tokens > 1:
-            rate = f"{(tokens - 1) / (last - first):.0f} tok/s"
-        end = f"end {last - t0:.2f} s" if trace.finished and last is not None else ""
-        retries = ""
-        if trace.retries:
-            n = len(trace.retries)
-            retries = f"{n} retr{'y' if n == 1 else 'ies'} after 429"
-        return _variants([ttft, count, rate, end, retries], drop=(1, 2, 3))
+        return header_variants(request_figures(trace))
 
     def _update_header(self) -> None:
         trace = self.trace
-        state = trace.state if trace else "planned"
+        f = request_figures(trace) if trace is not None else None
+        state = f.state if f is not None else "planned"
         color = {
             "done": self.theme.good,
             "failed": self.theme.error,
@@ -369,18 +374,18 @@ class RequestPane(QFrame):
         if label != self._header:  # setText re-lays out the row: only when it changed
             self._header = label
             self.state.setText(label)
-        if trace is None or trace.t_send is None:
+        if f is None or f.t_send is None:
             self.stats.setText("not sent yet")
             return
         self.stats.set_variants(self.stats_variants())
-        if trace.error is not None and self.error.isHidden():
-            self.error.setText(f"✕ {trace.error.message}")
+        if f.error is not None and self.error.isHidden():
+            self.error.setText(f"✕ {f.error.message}")
             self.error.show()
-        elif trace.retries and trace.state == "retrying":
-            r = trace.retries[-1]
-            self.error.setText(f"⟳ {r.error.message} — retrying in {r.delay_s:g} s")
+        elif f.backoffs and state == "retrying":
+            b = f.backoffs[-1]
+            self.error.setText(f"⟳ {b.message} — retrying in {b.delay_s:g} s")
             self.error.show()
-        elif trace.state == "streaming" and trace.error is None:
+        elif state == "streaming" and f.error is None:
             self.error.hide()
 
 
@@ -476,24 +481,12 @@ class SequentialPane(RequestPane):
 
     def stats_variants(self) -> list[str]:
         """Figures of the whole baseline: requests done, the first request's TTFT, output
-        tokens of all, and the end of the last answer since the first send."""
-        sent = [t for t in self.traces if t.t_send is not None]
-        first = sent[0]
-        assert first.t_send is not None
-        finished = sum(1 for t in self.traces if t.finished)
-        done = f"{finished}/{len(self.traces)} answered"
-        ttft = (
-            f"TTFT {first.first_text_t - first.t_send:.2f} s"
-            if first.first_text_t is not None
-            else "TTFT …"
-        )
-        tokens = sum(
-            t.usage_output_tokens if t.usage_output_tokens is not None else len(t.event_times)
-            for t in sent
-        )
-        estimated = any(t.usage_output_tokens is None for t in sent)
-        count = f"{'~' if estimated else ''}{tokens} tok"
-        lasts = [t.last_token_t for t in sent if t.last_token_t is not None]
-        all_done = finished == len(self.traces)
-        end = f"end {max(lasts) - first.t_send:.2f} s" if all_done and lasts else ""
+        tokens of all, and the end of the last answer since the first send (the group's
+        figures, :func:`splitdesk.core.metrics.group_metrics`)."""
+        g = group_metrics(self.traces, "sequential", len(self.questions))
+        done = f"{g.finished}/{g.requests} answered"
+        ttft = f"TTFT {g.first_ttft_s:.2f} s" if g.first_ttft_s is not None else "TTFT …"
+        count = f"{'~' if g.tokens_estimated else ''}{g.output_tokens} tok"
+        all_done = g.finished == g.requests
+        end = f"end {g.makespan_s:.2f} s" if all_done and g.makespan_s is not None else ""
         return _variants([done, ttft, count, end], drop=(2, 0))

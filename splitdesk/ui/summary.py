@@ -2,7 +2,8 @@
 
 "Combined 10.4 s · Parallel 2.2 s · 4.7× faster", then when answer N starts on each
 side, TTFT and tokens both sides (so a shorter combined reply is visible), and a note
-when token counts are estimates. Figures come from :mod:`splitdesk.core.metrics`.
+when token counts are estimates (and which: "parallel: 2 of 5 estimated"). Every figure
+is read from :func:`splitdesk.core.metrics.summarize`; nothing is computed here.
 """
 
 from __future__ import annotations
@@ -93,10 +94,7 @@ class SummaryStrip(QFrame):
         c, p = summary.groups.get("combined"), summary.groups.get("parallel")
         t = self.theme
         finished = state.ended is not None
-        done = {
-            g: all(r.finished for r in state.requests if r.group == g)
-            for g in ("combined", "parallel", "sequential")
-        }
+        done = {g: m.finished == m.requests for g, m in summary.groups.items()}
         heads = []
         for g, label in (
             ("combined", "Combined"),
@@ -113,8 +111,8 @@ class SummaryStrip(QFrame):
         line = " · ".join(heads)
         if (
             summary.speedup is not None
-            and done["combined"]
-            and done["parallel"]
+            and done.get("combined", True)
+            and done.get("parallel", True)
             and self._complete(c)
             and self._complete(p)
         ):
@@ -150,26 +148,27 @@ class SummaryStrip(QFrame):
                 )
         ttft = []
         for g, name in ((c, "combined"), (p, "parallel")):
-            if g is not None and g.ttft_s:
-                lo, hi = min(g.ttft_s), max(g.ttft_s)
+            if g is not None and g.ttft_range_s is not None:
+                lo, hi = g.ttft_range_s
                 ttft.append(
                     f"{name} {lo:.2f} s" if hi - lo < 0.005 else f"{name} {lo:.2f}–{hi:.2f} s"
                 )
         if ttft:
             parts.append("TTFT " + " / ".join(ttft))
         toks = []
-        estimated = False
+        notes = []
         for g, name in ((c, "combined"), (p, "parallel")):
             if g is not None:
                 toks.append(f"{name} {g.output_tokens}")
-                estimated |= g.tokens_estimated
+                if g.estimated_note:
+                    notes.append((name, g.estimated_note))
         if toks:
-            counted = sum(g.output_tokens for g in (c, p) if g is not None)
-            note = (
-                " (estimated: the server reported no usage)"
-                if estimated and finished and counted
-                else ""
-            )
+            note = ""
+            if finished and notes:
+                if all(n == "all estimated" for _, n in notes):
+                    note = " (estimated: the server reported no usage)"
+                else:  # say which side and how many: one failed request is not the side
+                    note = " (" + ", ".join(f"{name}: {n}" for name, n in notes) + ")"
             parts.append("output tokens " + " / ".join(toks) + note)
         failed = sum(g.failed for g in (c, p) if g is not None)
         if failed:

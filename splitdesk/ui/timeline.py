@@ -23,6 +23,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QCursor, QFontMetrics
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
+from splitdesk.core.metrics import RequestFigures, request_figures
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
@@ -33,6 +34,19 @@ BAR_HEIGHT = 0.62
 LIVE_MS = 33
 
 
+def ttft_text(f: RequestFigures) -> str:
+    """A wait bar's TTFT wording from the figure set (formatting only): the attempt's TTFT
+    and the wait since the first send for a retried request; a tool-call-only reply has
+    no TTFT and says when its first tool call came."""
+    if f.ttft_s is None:
+        if f.first_tool_call_s is not None:
+            return f"no text (no TTFT) · first tool call {f.first_tool_call_s:.3f} s"
+        return "no token yet"
+    if f.retries and f.attempt_ttft_s is not None:
+        return f"TTFT {f.attempt_ttft_s:.3f} s · waited {f.ttft_s:.3f} s since the first send"
+    return f"TTFT {f.ttft_s:.3f} s"
+
+
 @dataclass
 class Bar:
     """One drawn rectangle and what it means (for the hover text)."""
@@ -40,7 +54,7 @@ class Bar:
     lane: int
     x0: float
     x1: float
-    kind: str  # "wait", "stream", "ghost"
+    kind: str  # "wait", "backoff", "stream", "ghost"
     color: str
     tip: str
 
@@ -89,6 +103,16 @@ class Timeline(QWidget):
             brush=wait_brush,
             pen=pg.mkPen(theme.waiting),
         )
+        backoff_color = QColor(theme.error)
+        backoff_color.setAlpha(70)
+        self.backoff_item = pg.BarGraphItem(
+            x0=[0],
+            width=[0],
+            y=[0],
+            height=BAR_HEIGHT * 0.5,
+            brush=QBrush(backoff_color),
+            pen=pg.mkPen(theme.error, style=Qt.PenStyle.DotLine),
+        )
         self.stream_item = pg.BarGraphItem(
             x0=[0], width=[0], y=[0], height=BAR_HEIGHT, brush=theme.combined, pen=None
         )
@@ -101,7 +125,14 @@ class Timeline(QWidget):
         self.now_line = pg.InfiniteLine(
             angle=90, pen=pg.mkPen(theme.accent, width=2, style=Qt.PenStyle.DashLine)
         )
-        for it in (self.ghost_item, self.wait_item, self.stream_item, self.marks, self.now_line):
+        for it in (
+            self.ghost_item,
+            self.wait_item,
+            self.backoff_item,
+            self.stream_item,
+            self.marks,
+            self.now_line,
+        ):
             self.plot.addItem(it)
             it.hide()
         self.labels: list[pg.TextItem] = []
@@ -177,7 +208,14 @@ class Timeline(QWidget):
         self.bars = []
         self.lanes = []
         self.segment_counts = {}
-        for item in (self.ghost_item, self.wait_item, self.stream_item, self.marks, self.now_line):
+        for item in (
+            self.ghost_item,
+            self.wait_item,
+            self.backoff_item,
+            self.stream_item,
+            self.marks,
+            self.now_line,
+        ):
             item.hide()
         for label in self.labels:
             label.hide()
@@ -232,6 +270,7 @@ class Timeline(QWidget):
         marks: list[tuple[float, int, str, str]] = []
         end_labels: dict[int, float] = {}  # lane → its last token (one label per lane)
         seg_labels: list[tuple[float, int, str, str]] = []
+        backoff_labels: list[tuple[float, int, str]] = []  # "Retry-After 2 s" on its segment
         self.segment_counts = {}
         current_phase = max(origins) if origins else 0
         for r in state.requests:
@@ -240,27 +279,61 @@ class Timeline(QWidget):
             if r.t_send is None:
                 continue
             o = origins[r.phase]
+            f = request_figures(r)
             send = r.t_send - o
             live_now = (now_abs - o) if (now_abs is not None and r.outcome is None) else None
-            first = r.first_text_t if r.first_text_t is not None else r.first_tool_t
-            last = r.last_token_t
+            first = f.t_first_output  # text or tool call: where streaming begins
+            last = f.t_last_token
             color = self.theme.combined if r.group == "combined" else lane_hex(r.questions[0])
             name = lane_names[lane]
+            # Each refused attempt: its wait, then the back-off it obeyed (own segment).
+            attempt_send = send
+            for b in f.backoffs:
+                if b.start - o > attempt_send:
+                    bars.append(
+                        Bar(
+                            lane,
+                            attempt_send,
+                            b.start - o,
+                            "wait",
+                            self.theme.waiting,
+                            f"{name}\nattempt {b.attempt} sent at {attempt_send:.3f} s · "
+                            f"HTTP {b.status or '?'} at {b.start - o:.3f} s",
+                        )
+                    )
+                b_end = (
+                    (b.end - o)
+                    if b.end is not None
+                    else (live_now if live_now is not None else (r.t_end or b.start) - o)
+                )
+                bars.append(
+                    Bar(
+                        lane,
+                        b.start - o,
+                        max(b_end, b.start - o),
+                        "backoff",
+                        self.theme.error,
+                        f"{name}\n{b.message}\nwaited {b_end - (b.start - o):.2f} s "
+                        f"({b.label}) before attempt {b.attempt + 1}",
+                    )
+                )
+                backoff_labels.append((b.start - o, lane, b.label))
+                attempt_send = b_end
+            wait_start = (f.t_attempt_send - o) if f.t_attempt_send is not None else send
             wait_end = (
                 (first - o)
                 if first is not None
                 else (live_now if live_now is not None else (r.t_end or r.t_send) - o)
             )
-            if wait_end > send:
-                ttft = f"TTFT {first - r.t_send:.3f} s" if first is not None else "no token yet"
+            if wait_end > wait_start:
                 bars.append(
                     Bar(
                         lane,
-                        send,
+                        wait_start,
                         wait_end,
                         "wait",
                         self.theme.waiting,
-                        f"{name}\nsent at {send:.3f} s · {ttft}",
+                        f"{name}\nsent at {wait_start:.3f} s · {ttft_text(f)}",
                     )
                 )
             if first is not None:
@@ -306,7 +379,7 @@ class Timeline(QWidget):
                     )
         self.bars = bars
         self.lanes = [lane_names[i] for i in range(len(lanes))]
-        ends = [(x, lane, f"{x:.1f} s") for lane, x in end_labels.items()]
+        ends = [(x, lane, f"{x:.1f} s") for lane, x in end_labels.items()] + backoff_labels
         self._draw(bars, marks, seg_labels, ends, len(lanes))
         if now_abs is not None and current_phase in origins:
             self.now_line.setPos(now_abs - origins[current_phase])
@@ -385,6 +458,7 @@ class Timeline(QWidget):
     ) -> None:
         for kind, item in (
             ("wait", self.wait_item),
+            ("backoff", self.backoff_item),
             ("stream", self.stream_item),
             ("ghost", self.ghost_item),
         ):
