@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from splitdesk.core.metrics import GroupMetrics, group_metrics
 from splitdesk.core.run_state import RequestTrace, RunState
+from splitdesk.providers.base import RequestError
 
 DiagnosisCode = Literal[
     "batching",
@@ -295,7 +296,9 @@ def _generation(t: RequestTrace) -> float:
     return b - a
 
 
-def _one_at_a_time(phase: Sequence[RequestTrace], shared: bool) -> Finding | None:
+def _one_at_a_time(
+    phase: Sequence[RequestTrace], shared: bool, speedup: float | None
+) -> Finding | None:
     ok = [t for t in phase if _ok(t)]
     overlap = mean_overlap(ok)
     if overlap is None or overlap > ONE_AT_A_TIME_OVERLAP:
@@ -313,6 +316,11 @@ def _one_at_a_time(phase: Sequence[RequestTrace], shared: bool) -> Finding | Non
     )
     if shared:
         text += "; both ways queued for the same slot, so side by side compares nothing."
+    elif speedup is not None and speedup >= 1.1:
+        text += (
+            f"; the {speedup:.1f}× speed-up came from the prompt's shape (shorter contexts "
+            "and answers when asked one by one), not from running at once."
+        )
     else:
         text += "."
     return Finding(
@@ -407,6 +415,17 @@ def _batching(
     return Finding("batching", text + ": the server batches them.", evidence)
 
 
+def _speedup(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> float | None:
+    """makespan(combined) / makespan(parallel) when every request of both finished."""
+    if not combined or not par or not all(_ok(t) for t in (*combined, *par)):
+        return None
+    c = group_metrics(combined, "combined", len(combined[0].questions))
+    p = group_metrics(par, "parallel", len(par))
+    if not c.makespan_s or not p.makespan_s:
+        return None
+    return c.makespan_s / p.makespan_s
+
+
 def _shortened(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> Finding | None:
     if not combined or not par or not all(_ok(t) for t in (*combined, *par)):
         return None
@@ -475,7 +494,7 @@ def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> 
             text += f" ({_plural(len(failed), 'request')} failed)"
         return result(Finding("unclear", text + ".", {"failed": len(failed)}))
     for finding in (
-        _one_at_a_time(par_phase, shared),
+        _one_at_a_time(par_phase, shared, _speedup(combined, par)),
         _network_bound(par),
         _compute_bound(phases),
         _batching(phases, par),
@@ -568,3 +587,123 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             f"{conc:.2f}× concurrency (sequential → parallel) = {shape * conc:.2f}×"
         )
     return lines
+
+
+# -- what the window says about failures and waits -----------------------------------------------
+
+
+def failure_summary(traces: Sequence[RequestTrace]) -> str | None:
+    """How many of ``traces`` failed and how, for a headline in place of a time:
+    ``"4 of 5 refused (HTTP 429)"``, ``"5 of 5 failed (HTTP 401)"``, ``"2 of 5 failed
+    (timeout)"``, ``"3 of 5 failed"`` (mixed causes); ``None`` when none failed."""
+    failed = [t for t in traces if t.outcome == "failed"]
+    if not failed:
+        return None
+    errors = [t.error for t in failed]
+    statuses = {e.status if e else None for e in errors}
+    kinds = {str(e.kind) if e else None for e in errors}
+    head = f"{len(failed)} of {len(traces)}"
+    if statuses == {429}:
+        return f"{head} refused (HTTP 429)"
+    if None not in statuses:
+        return f"{head} failed ({', '.join(f'HTTP {x}' for x in sorted(s for s in statuses if s))})"
+    words = {
+        "timeout": "timed out",
+        "connect": "cannot connect",
+        "protocol": "broken stream",
+        "server": "server error",
+    }
+    if len(kinds) == 1 and (kind := kinds.pop()) in words:
+        return f"{head} failed ({words[kind]})"
+    return f"{head} failed"
+
+
+def common_failure(traces: Sequence[RequestTrace]) -> RequestError | None:
+    """The one error every request of a finished run failed with (same kind and status:
+    connection refused, HTTP 401 …), so the window shows it once instead of once per pane;
+    ``None`` when fewer than two requests, any request did not fail, or causes differ."""
+    if len(traces) < 2 or any(t.outcome != "failed" or t.error is None for t in traces):
+        return None
+    first = traces[0].error
+    assert first is not None
+    if any(
+        t.error is None or (t.error.kind, t.error.status) != (first.kind, first.status)
+        for t in traces
+    ):
+        return None
+    return first
+
+
+WaitKind = Literal["queued", "network", "backoff", "prefill", "stalled"]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Why a live request shows nothing new, and for how long (seconds, up to ``now``).
+
+    ``kind``: ``backoff`` (waiting out a 429's Retry-After), ``network`` (sent, no response
+    headers yet: the round trip and the server's first reply), ``queued`` (headers in, no
+    token, while ``ahead`` other requests of its phase stream: the server is serving them
+    first), ``prefill`` (headers in, no token, nobody else streaming: the server is reading
+    the prompt), ``stalled`` (streaming, but no event for far longer than its usual gap).
+    """
+
+    kind: WaitKind
+    seconds: float
+    ahead: int = 0
+
+    @property
+    def label(self) -> str:
+        """The pane's wording: "queued behind 2 requests · waiting 1.8 s", "stalled 3.2 s"."""
+        s = f"{self.seconds:.1f} s"
+        if self.kind == "stalled":
+            return f"stalled {s}"
+        cause = {
+            "backoff": "rate-limit back-off",
+            "network": "network round trip",
+            "prefill": "prefill",
+            "queued": f"queued behind {_plural(self.ahead, 'request')}",
+        }[self.kind]
+        return f"{cause} · waiting {s}"
+
+
+#: a streaming request is stalled after this many seconds without an event …
+STALL_MIN_S = 1.0
+#: … and at least this many times its usual gap between events
+STALL_GAPS = 10.0
+
+
+def waiting_state(trace: RequestTrace, peers: Sequence[RequestTrace], now: float) -> Waiting | None:
+    """What ``trace`` is waiting for at ``now`` (seconds from the run origin), or ``None``
+    when it is not waiting (not sent, streaming steadily, or over). ``peers``: the requests
+    of the same run (its phase is picked from them)."""
+    if trace.outcome is not None or trace.t_send is None:
+        return None
+    retries = trace.retries
+    if retries and trace.attempts <= retries[-1].attempt:
+        return Waiting("backoff", max(0.0, now - retries[-1].t))
+    if trace.first_text_t is None and trace.first_tool_t is None:
+        sent = trace.t_send
+        for r in retries:  # the attempt in flight was sent after the last back-off
+            sent = max(sent, r.t + r.delay_s)
+        if trace.t_headers is None or trace.t_headers < sent:
+            return Waiting("network", max(0.0, now - sent))
+        ahead = sum(
+            1
+            for p in peers
+            if p is not trace
+            and p.phase == trace.phase
+            and p.outcome is None
+            and (p.first_text_t is not None or p.first_tool_t is not None)
+        )
+        kind: WaitKind = "queued" if ahead else "prefill"
+        return Waiting(kind, max(0.0, now - trace.t_headers), ahead)
+    last = trace.last_token_t
+    if last is None:
+        return None
+    times = trace.event_times
+    usual = (times[-1] - times[0]) / (len(times) - 1) if len(times) >= 2 else 0.0
+    quiet = now - last
+    if quiet >= max(STALL_MIN_S, STALL_GAPS * usual):
+        return Waiting("stalled", quiet)
+    return None

@@ -8,11 +8,14 @@ from dataclasses import dataclass
 import pytest
 
 from splitdesk.core.diagnosis import (
+    common_failure,
     decode_rates_by_concurrency,
     decompose,
     diagnose,
     diagnose_state,
+    failure_summary,
     mean_overlap,
+    waiting_state,
 )
 from splitdesk.core.events import (
     Group,
@@ -274,3 +277,88 @@ def test_to_json_shape() -> None:
     assert set(j) == {"code", "text", "evidence", "notes"}
     assert j["code"] == "batching"
     assert isinstance(j["notes"], list) and j["notes"][0]["code"] == "no-markers"
+
+
+def test_one_at_a_time_one_after_another_says_where_a_speed_up_came_from() -> None:
+    # llama.cpp with one slot: the combined reply is longer (bigger contexts), parallel
+    # requests queue; the 1.8x gain is the prompt's shape, not concurrency
+    reqs = [Req("combined", 0.0, first=0.01, tokens=900)] + [
+        Req("parallel", 20.0, first=20.01 + 2.0 * i, tokens=100, phase=1) for i in range(N)
+    ]
+    d = diagnose_state(build(reqs))
+    assert d.code == "one-at-a-time"
+    assert "the 1.8× speed-up came from the prompt's shape" in d.text
+
+
+def test_failure_summary_counts_and_names_the_cause() -> None:
+    reqs = [Req("parallel", first=0.01)] + [Req("parallel", status=429) for _ in range(4)]
+    assert failure_summary(build(reqs).requests) == "4 of 5 refused (HTTP 429)"
+    reqs = [Req("parallel", status=401) for _ in range(3)]
+    assert failure_summary(build(reqs).requests) == "3 of 3 failed (HTTP 401)"
+    reqs = [Req("parallel", status=401), Req("parallel", status=500), Req("parallel")]
+    assert failure_summary(build(reqs).requests) == "2 of 3 failed (HTTP 401, HTTP 500)"
+    assert failure_summary(build([Req("parallel")]).requests) is None
+
+
+def test_common_failure_only_when_every_request_failed_the_same_way() -> None:
+    same = build([Req("combined", status=401)] + [Req("parallel", status=401)] * 3)
+    err = common_failure(same.requests)
+    assert err is not None and err.status == 401
+    mixed = build([Req("combined", status=401), Req("parallel", status=500)])
+    assert common_failure(mixed.requests) is None
+    partly = build([Req("combined", status=401), Req("parallel")])
+    assert common_failure(partly.requests) is None
+
+
+def live(events: list[object]) -> RunState:
+    state = RunState()
+    state.apply(RunStarted(0.0, "side-by-side", ("a", "b"), {"url": "x"}, 0))
+    state.apply(RequestPlanned(0.0, 0, "parallel", (0,), "a"))
+    state.apply(RequestPlanned(0.0, 1, "parallel", (1,), "b"))
+    for ev in events:
+        state.apply(ev)  # type: ignore[arg-type]
+    return state
+
+
+def test_waiting_names_its_cause_and_keeps_counting() -> None:
+    # sent, no headers yet: the network round trip
+    s = live([RequestSent(0.0, 0), RequestSent(0.0, 1)])
+    w = waiting_state(s.requests[0], s.requests, now=0.6)
+    assert w is not None and w.kind == "network" and w.label == "network round trip · waiting 0.6 s"
+    w = waiting_state(s.requests[0], s.requests, now=1.8)
+    assert w is not None and w.label.endswith("waiting 1.8 s")  # the clock keeps counting
+    # headers in, nobody streams: prefill; once request 1 streams, request 0 is queued
+    s = live([RequestSent(0.0, 0), RequestSent(0.0, 1), HeadersReceived(0.01, 0, 200)])
+    w = waiting_state(s.requests[0], s.requests, now=0.2)
+    assert w is not None and w.kind == "prefill"
+    s.apply(HeadersReceived(0.01, 1, 200))
+    s.apply(TextReceived(0.05, 1, "hi"))
+    w = waiting_state(s.requests[0], s.requests, now=1.81)
+    assert w is not None and w.label == "queued behind 1 request · waiting 1.8 s"
+    assert waiting_state(s.requests[1], s.requests, now=0.06) is None  # streaming steadily
+
+
+def test_waiting_for_a_retry_is_a_rate_limit_back_off() -> None:
+    err = RequestError(ErrorKind.HTTP, "HTTP 429: slow down", 429, 2.0)
+    s = live(
+        [
+            RequestSent(0.0, 0),
+            HeadersReceived(0.01, 0, 429),
+            RequestRetrying(0.01, 0, 1, 2.0, err),
+        ]
+    )
+    w = waiting_state(s.requests[0], s.requests, now=1.21)
+    assert w is not None and w.label == "rate-limit back-off · waiting 1.2 s"
+    s.apply(RequestSent(2.01, 0, 1))
+    w = waiting_state(s.requests[0], s.requests, now=2.31)
+    assert w is not None and w.kind == "network" and w.seconds == pytest.approx(0.3)
+
+
+def test_a_quiet_stream_is_stalled_not_stuck() -> None:
+    events: list[object] = [RequestSent(0.0, 0), HeadersReceived(0.01, 0, 200)]
+    events += [TextReceived(0.1 + 0.02 * i, 0, "x") for i in range(20)]
+    s = live(events)
+    last = 0.1 + 0.02 * 19
+    assert waiting_state(s.requests[0], s.requests, now=last + 0.5) is None
+    w = waiting_state(s.requests[0], s.requests, now=last + 3.2)
+    assert w is not None and w.label == "stalled 3.2 s"
