@@ -62,6 +62,9 @@ class GuiOptions:
     profile: str | None = None
     speed: float | None = None
     size: tuple[int, int] | None = None  #: window (width, height) in pixels, this session
+    replay: Path | None = None  #: a recording to replay instead of running live
+    replay_speed: float = 1.0  #: its replay speed (0.25-4)
+    replay_run: int = 0  #: which of its runs (0-based)
     debug: bool = False  #: verbose log (file and stderr)
 
 
@@ -250,7 +253,11 @@ def run_gui(opts: GuiOptions) -> int:
 
     window.runFinished.connect(finished)
     window.show()
-    QTimer.singleShot(0, controller.start_engine)  # ready before the first Run
+    if opts.replay is not None:  # no engine, no endpoint: the recorded times play back
+        replay, speed, run = opts.replay, opts.replay_speed, opts.replay_run
+        QTimer.singleShot(0, lambda: window.recordings.open_path(replay, speed, run))
+    else:
+        QTimer.singleShot(0, controller.start_engine)  # ready before the first Run
     if opts.run:
         QTimer.singleShot(300, window.start_run)
     with loop:

@@ -110,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
         "latencies and the speed-up (and a JSON document with --json).",
     )
     add_bench_arguments(bench)
+    from splitdesk import replay_cli
+
+    replay_cli.add_arguments(
+        sub.add_parser(
+            "replay",
+            help="replay a recorded run in the window (no network)",
+            description="Replay a recording (.splitdesk.json[.gz]) on its recorded times: the "
+            "same panes, timeline and summary as live, with no network and no endpoint.",
+        )
+    )
     return parser
 
 
@@ -340,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         return sim_cli.run(args)
     if args.command == "bench":
         return run_bench_command(args, parser)
+    if args.command == "replay":
+        from splitdesk import replay_cli
+
+        return replay_cli.run(args)
     return run_gui_command(args, parser)
 
 

@@ -9,6 +9,8 @@ import tempfile
 
 # Before anything imports Qt: one binding everywhere, and no screen needed.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Runs auto-saved as recordings go to a throwaway folder, never the user's data folder.
+os.environ.setdefault("SPLITDESK_DATA_DIR", tempfile.mkdtemp(prefix="splitdesk-data-"))
 os.environ["QT_API"] = "pyside6"
 os.environ["PYQTGRAPH_QT_LIB"] = "PySide6"
 # Log files of apps started by tests go to a throwaway folder, never the user's.

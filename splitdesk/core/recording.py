@@ -49,6 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import platformdirs
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -460,8 +461,10 @@ def save_recording(
     data = encode_recording(recording, secrets)
     if compress is None:
         compress = path.name.endswith(".gz")
-    if compress:
-        data = gzip.compress(data, compresslevel=6, mtime=0)
+    return _write_atomic(path, gzip.compress(data, compresslevel=6, mtime=0) if compress else data)
+
+
+def _write_atomic(path: Path, data: bytes) -> int:
     folder = path.parent if str(path.parent) else Path(".")
     tmp: str | None = None
     try:
@@ -479,6 +482,89 @@ def save_recording(
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return len(data)
+
+
+# -- the auto-save folder ----------------------------------------------------------------------
+
+#: The auto-save folder keeps at most this many recordings and this many bytes (the oldest
+#: go first).
+AUTOSAVE_MAX_FILES = 100
+AUTOSAVE_MAX_BYTES = 200 * 1024 * 1024
+
+
+def data_dir() -> Path:
+    """The user's data folder for splitdesk (``platformdirs``; override with the
+    ``SPLITDESK_DATA_DIR`` environment variable)."""
+    override = os.environ.get("SPLITDESK_DATA_DIR")
+    return Path(override) if override else platformdirs.user_data_path("splitdesk")
+
+
+def autosave_dir() -> Path:
+    """Where every run is saved automatically: ``<data folder>/recordings``."""
+    return data_dir() / "recordings"
+
+
+def is_recording_name(name: str) -> bool:
+    """Whether a file name has a recording's suffix."""
+    return name.endswith((SUFFIX, GZ_SUFFIX))
+
+
+def autosave(
+    recording: Recording,
+    folder: Path | None = None,
+    *,
+    secrets: Iterable[str | None] = (),
+    max_files: int = AUTOSAVE_MAX_FILES,
+    max_bytes: int = AUTOSAVE_MAX_BYTES,
+) -> Path:
+    """Save ``recording`` into ``folder`` (default :func:`autosave_dir`), gzip-compressed
+    when large (:func:`suggested_name`), then delete the oldest recordings there beyond
+    ``max_files`` files or ``max_bytes`` bytes (the new one always stays). Returns the new
+    file's path. Blocks (call it off the GUI thread); raises :class:`RecordingError`."""
+    folder = folder or autosave_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordingError(f"{folder}: could not create: {exc.strerror or exc}") from None
+    data = encode_recording(recording, secrets)
+    name = suggested_name(recording, len(data))
+    path = folder / name
+    stem = name.removesuffix(GZ_SUFFIX).removesuffix(SUFFIX)
+    suffix = name[len(stem) :]
+    k = 2
+    while path.exists():
+        path = folder / f"{stem}-{k}{suffix}"
+        k += 1
+    if suffix == GZ_SUFFIX:
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    _write_atomic(path, data)
+    prune(folder, max_files, max_bytes, keep=path)
+    return path
+
+
+def prune(folder: Path, max_files: int, max_bytes: int, keep: Path | None = None) -> list[Path]:
+    """Delete the oldest recordings in ``folder`` (by modification time) until at most
+    ``max_files`` remain and they hold at most ``max_bytes`` bytes; ``keep`` is never
+    deleted. Returns the deleted paths. Files that vanish meanwhile are skipped."""
+    entries: list[tuple[float, int, Path]] = []
+    for p in folder.iterdir():
+        if not is_recording_name(p.name):
+            continue
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            entries.append((st.st_mtime, st.st_size, p))
+    entries.sort(key=lambda e: (e[2] != keep, -e[0]))  # keep first, then newest first
+    removed: list[Path] = []
+    count = total = 0
+    for _, size, p in entries:
+        if p == keep or (count < max_files and total + size <= max_bytes):
+            count += 1
+            total += size
+            continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+            removed.append(p)
+    return removed
 
 
 def _read_bytes(path: Path) -> bytes:

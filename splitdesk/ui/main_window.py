@@ -52,6 +52,7 @@ from splitdesk.ui.endpoint_panel import EndpointPanel
 from splitdesk.ui.grid import PaneGrid
 from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
 from splitdesk.ui.questions_editor import QuestionsEditor
+from splitdesk.ui.recordings import RecordingsUi
 from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import spawn
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
@@ -201,6 +202,8 @@ class MainWindow(QMainWindow):
         controller.runFinished.connect(self._run_finished)
         controller.predictionsReady.connect(self._predictions)
         self._persist = Throttle(self._save_settings, 800, self)
+        #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
+        self.recordings = RecordingsUi(self)
         self._inputs_changed()
 
     # -- construction helpers -------------------------------------------------------------------

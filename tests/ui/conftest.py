@@ -22,9 +22,10 @@ from splitdesk.ui.theme import DARK
 
 @pytest.fixture(autouse=True)
 def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Settings go to a temporary folder, never the user's."""
+    """Settings and auto-saved recordings go to a temporary folder, never the user's."""
     folder = tmp_path / "config"
     monkeypatch.setenv("SPLITDESK_CONFIG_DIR", str(folder))
+    monkeypatch.setenv("SPLITDESK_DATA_DIR", str(tmp_path / "data"))  # auto-saved runs
     return folder
 
 
