@@ -178,6 +178,8 @@ FAILURES: dict[str, Failure] = {
         ErrorKind.TIMEOUT, chunks=lambda w: [w.first, w.first], pause=READ_TIMEOUT * 4
     ),
     "reset-mid-stream": Failure(ErrorKind.PROTOCOL, transport="reset", partial=True),
+    # the body ends cleanly after the first event: no finish reason, terminal event or done line
+    "truncated": Failure(ErrorKind.TRUNCATED, chunks=lambda w: [w.first], partial=True),
 }
 
 

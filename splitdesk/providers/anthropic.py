@@ -9,7 +9,9 @@ is provisional), ``content_block_start`` / ``content_block_delta`` / ``content_b
 Variants handled (see ``tests/fixtures/streams``): gateways that drop the ``event:`` lines
 (the JSON ``type`` decides) or append OpenAI's ``data: [DONE]``; ``thinking_delta``
 (reasoning), ``signature_delta`` (ignored), ``input_json_delta`` (tool-call arguments); a
-``"type": "message"`` JSON body when ``stream`` is ignored.
+``"type": "message"`` JSON body when ``stream`` is ignored; usage in a vendor's own object
+(Amazon Bedrock's invocation metrics). A stream without ``stop_reason`` or
+``message_stop`` is ``truncated``.
 """
 
 from __future__ import annotations
@@ -85,19 +87,67 @@ def _delta(delta: Any, t_ns: int) -> list[Delta]:
     return []  # signature_delta, citations_delta, empty deltas
 
 
+#: keys of an event that are Anthropic's own, not a vendor's object
+_OWN_KEYS = frozenset({"type", "index", "delta", "message", "usage", "content_block", "error"})
+
+
+def _usage_of(usage: Any) -> tuple[int | None, int | None]:
+    """(output, input) tokens of a usage object: Anthropic's ``output_tokens`` /
+    ``input_tokens`` or Amazon Bedrock's ``outputTokenCount`` / ``inputTokenCount``."""
+    if not isinstance(usage, dict):
+        return None, None
+    out = _int(usage.get("output_tokens"))
+    if out is None:
+        out = _int(usage.get("outputTokenCount"))
+    prompt = _int(usage.get("input_tokens"))
+    if prompt is None:
+        prompt = _int(usage.get("inputTokenCount"))
+    return out, prompt
+
+
+def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
+    """Usage of a ``message_delta`` / ``message_stop`` event wherever it is: ``usage``
+    (Anthropic), ``delta.usage`` (some gateways), or a vendor's own object beside it
+    (Amazon Bedrock's ``amazon-bedrock-invocationMetrics`` on ``message_stop``,
+    https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html,
+    or any ``{"<vendor>": {"usage": …}}``). The first report in that order, or nothing."""
+    delta = obj.get("delta")
+    candidates: list[Any] = [
+        obj.get("usage"),
+        delta.get("usage") if isinstance(delta, dict) else None,
+    ]
+    for key, value in obj.items():
+        if key not in _OWN_KEYS and isinstance(value, dict):
+            candidates += [value.get("usage"), value]
+    for usage in candidates:
+        out, prompt = _usage_of(usage)
+        if out is not None:
+            return [UsageDelta(t_ns, out, prompt)]
+    return []
+
+
 class AnthropicDecoder(StreamDecoder):
     """Decoder of one Messages stream (https://docs.anthropic.com/en/api/messages-streaming).
 
     Usage: ``message_start``'s input tokens are reported as prompt tokens at once; its
     output count is provisional (usually 1) and never reported. ``message_delta`` carries
     the cumulative output count: each one is reported, the last one wins.
+
+    Completion signal: the ``message_stop`` event, or a ``message_delta`` carrying the
+    ``stop_reason`` (the finish reason; "Event flow" in the page above). A gateway's
+    appended ``data: [DONE]`` alone does not complete the stream: a stream with neither is
+    ``truncated``. An event with a top-level ``error`` is an error whatever its ``type``.
     """
+
+    completion_signal = "a stop_reason or a message_stop event"
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         kind = obj.get("type") or event
+        if kind == "error" or obj.get("error"):
+            return anthropic_error(obj, t_ns)
         if kind == "content_block_delta":
             return _delta(obj.get("delta"), t_ns)
         if kind == "content_block_start":
@@ -111,31 +161,26 @@ class AnthropicDecoder(StreamDecoder):
             out: list[Delta] = []
             delta = obj.get("delta") or {}
             if isinstance(delta, dict) and delta.get("stop_reason"):
+                self.complete = True
                 out.append(FinishDelta(t_ns, str(delta["stop_reason"])))
-            usage = obj.get("usage")
-            if isinstance(usage, dict) and _int(usage.get("output_tokens")) is not None:
-                out.append(
-                    UsageDelta(t_ns, usage["output_tokens"], _int(usage.get("input_tokens")))
-                )
-            return out
-        if kind == "error" or (kind is None and obj.get("error")):
-            return anthropic_error(obj, t_ns)
-        return []  # ping, content_block_stop, message_stop, future event types
+            return out + find_usage(obj, t_ns)
+        if kind == "message_stop":
+            self.complete = True
+            return find_usage(obj, t_ns)
+        return []  # ping, content_block_stop, future event types
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")
-        if body.get("type") == "error" or (body.get("error") and not body.get("content")):
+        if body.get("type") == "error" or body.get("error"):
             return anthropic_error(body, t_ns)
+        self.complete = True
         out: list[Delta] = []
         for block in body.get("content") or []:
             out += _block(block, t_ns)
         if body.get("stop_reason"):
             out.append(FinishDelta(t_ns, str(body["stop_reason"])))
-        usage = body.get("usage")
-        if isinstance(usage, dict) and _int(usage.get("output_tokens")) is not None:
-            out.append(UsageDelta(t_ns, usage["output_tokens"], _int(usage.get("input_tokens"))))
-        return out
+        return out + find_usage(body, t_ns)
 
 
 class Anthropic(Provider):

@@ -31,6 +31,9 @@ class ErrorKind(enum.StrEnum):
     CONNECT = "connect"  #: refused, DNS failure, TLS failure, unreachable
     PROTOCOL = "protocol"  #: malformed stream, wrong content type, connection cut mid-stream
     SERVER = "server"  #: an error object sent inside a 200 stream
+    #: the body ended cleanly but without the dialect's completion signal (a finish reason,
+    #: a terminal event, a ``done`` line): the answer may be cut off; what arrived is kept
+    TRUNCATED = "truncated"
 
 
 @dataclass(frozen=True)
@@ -181,9 +184,31 @@ class HttpCall:
 Framing = Literal["sse", "ndjson"]
 
 
+def truncated(signal: str) -> RequestError:
+    """The :class:`RequestError` of a stream that ended without ``signal`` (its dialect's
+    completion signal, named as the user can look it up)."""
+    return RequestError(
+        ErrorKind.TRUNCATED,
+        f"the stream ended without {signal}: the answer may be cut off "
+        "(the server or a proxy closed it early); the text that arrived is kept",
+    )
+
+
 class StreamDecoder(ABC):
     """Turns one response's frames into deltas. One instance per response (it may keep state,
-    e.g. Anthropic's cumulative usage)."""
+    e.g. Anthropic's cumulative usage).
+
+    Every stream is judged at its end (:meth:`on_end`): a decoder sets :attr:`complete` when
+    its dialect's completion signal arrives (each dialect documents its own, with the spec
+    link); a body that ends without it is an error of kind ``truncated``.
+    """
+
+    #: the dialect's completion signal, as the truncation message names it
+    completion_signal: ClassVar[str] = "its completion signal"
+    #: an SSE ``data: [DONE]`` line alone completes a stream of this dialect (OpenAI's)
+    done_sentinel_completes: ClassVar[bool] = False
+    #: set by the decoder once the completion signal (or a whole JSON reply) has arrived
+    complete: bool = False
 
     @abstractmethod
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
@@ -199,11 +224,17 @@ class StreamDecoder(ABC):
         return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(value)))]
 
     def on_end(self, t_ns: int, done_seen: bool) -> list[Delta]:
-        """The body ended (``done_seen``: the dialect's terminator arrived)."""
-        return []
+        """The body ended without an error (``done_seen``: a ``data: [DONE]`` line arrived).
+        Returns one ``truncated`` :class:`ErrorDelta` unless :attr:`complete` is set, or
+        ``done_seen`` and the dialect ends its streams with ``[DONE]``."""
+        if self.complete or (done_seen and self.done_sentinel_completes):
+            return []
+        return [ErrorDelta(t_ns, truncated(self.completion_signal))]
 
     def is_terminator(self, data: str) -> bool:
-        """True for the dialect's end-of-stream sentinel (OpenAI's ``[DONE]``)."""
+        """True for OpenAI's end-of-stream sentinel ``[DONE]``: never decoded as JSON in any
+        dialect (gateways append it to Anthropic streams too); whether it *completes* the
+        stream is :attr:`done_sentinel_completes`."""
         return data == "[DONE]"
 
 

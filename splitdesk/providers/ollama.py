@@ -7,7 +7,7 @@ which also handles lines split across reads or coalesced into one). Chat lines c
 ``response`` and ``thinking``. The last line has ``"done": true`` with ``done_reason``,
 ``eval_count`` (output tokens), ``prompt_eval_count`` and Ollama's own durations in
 nanoseconds. An ``{"error": …}`` line can arrive inside a 200 stream. A stream that ends
-without a ``done`` line is not an error: what arrived is kept.
+without a ``done`` line is ``truncated`` (an error that keeps what arrived).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from splitdesk.providers.base import (
     UsageDelta,
     error_message,
 )
+from splitdesk.providers.content import ReasoningChannels, parts_text, reasoning_text
 
 #: Ollama's duration fields (nanoseconds) → the seconds keys of :class:`ServerTimingDelta`.
 DURATIONS = {
@@ -69,6 +70,12 @@ def server_timings(obj: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+#: fields a line's message (chat) or the line itself (generate) may carry reasoning in, each
+#: a channel of its own (Ollama's ``thinking``; ``reasoning`` / ``reasoning_content`` from
+#: OpenAI-minded proxies in front of it): a mirror counts once
+REASONING_FIELDS = ("thinking", "reasoning", "reasoning_content")
+
+
 class OllamaDecoder(StreamDecoder):
     """Decoder of Ollama NDJSON lines (https://github.com/ollama/ollama/blob/main/docs/api.md).
 
@@ -76,25 +83,35 @@ class OllamaDecoder(StreamDecoder):
     ``message.thinking``, tool calls in ``message.tool_calls``); otherwise ``/api/generate``
     ones (``response`` and ``thinking``). Raises ``ValueError`` for a line that is not a
     JSON object.
+
+    Completion signal: the final line with ``"done": true`` (the API page above: "the final
+    response in the stream also includes additional data about the generation"). A stream
+    that ends without it is ``truncated``; an ``error`` in any line is an error, after the
+    text the same line carries. Content sent as typed parts is read; reasoning mirrored on
+    :data:`REASONING_FIELDS` counts once.
     """
+
+    completion_signal = 'a line with "done": true'
 
     def __init__(self, chat: bool) -> None:
         self.chat = chat
+        self.reasoning = ReasoningChannels()
 
     def _line(self, obj: Any, t_ns: int) -> list[Delta]:
         if not isinstance(obj, dict):
             raise ValueError("line is not a JSON object")
-        if obj.get("error"):
-            return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(obj)))]
         out: list[Delta] = []
         source = obj.get("message") if self.chat else obj
         if isinstance(source, dict):
-            thinking = _text(source.get("thinking"))
+            answer, part_reasoning = parts_text(source.get("content" if self.chat else "response"))
+            thinking = ""
+            for name in REASONING_FIELDS:
+                thinking += self.reasoning.take(name, reasoning_text(source.get(name)))
+            thinking += self.reasoning.take("content-parts", part_reasoning)
             if thinking:
                 out.append(TextDelta(t_ns, thinking, reasoning=True))
-            text = _text(source.get("content" if self.chat else "response"))
-            if text:
-                out.append(TextDelta(t_ns, text))
+            if answer:
+                out.append(TextDelta(t_ns, answer))
             for call in source.get("tool_calls") or []:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):
@@ -102,13 +119,21 @@ class OllamaDecoder(StreamDecoder):
                     out.append(
                         ToolCallDelta(t_ns, _text(fn.get("name")), json.dumps(args) if args else "")
                     )
+        if obj.get("error"):
+            return [*out, ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(obj)))]
         if obj.get("done") is True:
+            self.complete = True
             out += self._done(obj, t_ns)
         return out
 
     def _done(self, obj: dict[str, Any], t_ns: int) -> list[Delta]:
         out: list[Delta] = []
         tokens, prompt = _int(obj.get("eval_count")), _int(obj.get("prompt_eval_count"))
+        if tokens is None:  # a proxy's OpenAI-shaped usage on the final line
+            usage = obj.get("usage")
+            if isinstance(usage, dict):
+                tokens = _int(usage.get("completion_tokens")) or _int(usage.get("output_tokens"))
+                prompt = prompt or _int(usage.get("prompt_tokens"))
         if tokens is not None or prompt is not None:
             out.append(UsageDelta(t_ns, tokens, prompt))
         if obj.get("done_reason"):

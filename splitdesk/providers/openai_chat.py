@@ -5,8 +5,12 @@ Wire format: https://platform.openai.com/docs/api-reference/chat-streaming. Vari
 handled (see ``shared/fixtures/streams``): role-only and empty first chunks;
 ``choices: []`` chunks (Azure prompt-filter results, the usage chunk of
 ``stream_options.include_usage``); reasoning in ``delta.reasoning_content`` (DeepSeek) or
-``delta.reasoning`` (vLLM); ``tool_calls`` deltas with ``content: null``; ``{"error": …}``
-objects inside a 200 stream; a ``chat.completion`` JSON body when ``stream`` is ignored.
+``delta.reasoning`` (vLLM) or both at once (counted once); ``content`` as a list of typed
+parts (text and thinking parts); ``tool_calls`` deltas with ``content: null``;
+``{"error": …}`` objects inside a 200 stream, also beside ``choices``; usage at the top
+level, inside a choice or in a vendor's own object (``x_groq``); a ``chat.completion``
+JSON body when ``stream`` is ignored. A stream without a finish reason or ``[DONE]`` is
+``truncated``.
 """
 
 from __future__ import annotations
@@ -30,18 +34,64 @@ from splitdesk.providers.base import (
     UsageDelta,
     error_message,
 )
+from splitdesk.providers.content import ReasoningChannels, parts_text, reasoning_text
+
+#: fields a message or delta may carry reasoning in, each a channel of its own: DeepSeek's
+#: ``reasoning_content``, vLLM's and OpenRouter's ``reasoning``, OpenRouter's
+#: ``reasoning_details`` (typed parts), ``thinking`` (some llama.cpp / Ollama builds)
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details", "thinking")
+
+#: OpenAI's end-of-stream line (https://platform.openai.com/docs/api-reference/chat-streaming)
+DONE_SIGNAL = "a finish_reason or a 'data: [DONE]' line"
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def usage_delta(usage: Any, t_ns: int) -> list[Delta]:
-    """A :class:`UsageDelta` from an OpenAI ``usage`` object; zeros are placeholders that some
-    servers (LocalAI) send on every chunk, so they are not a report."""
+    """A :class:`UsageDelta` from a ``usage`` object: OpenAI's ``completion_tokens`` /
+    ``prompt_tokens`` (or ``output_tokens`` / ``input_tokens``, as some gateways name them).
+    Zeros are placeholders that some servers (LocalAI) send on every chunk, so they are not a
+    report."""
     if not isinstance(usage, dict):
         return []
-    out = usage.get("completion_tokens")
-    prompt = usage.get("prompt_tokens")
-    if not isinstance(out, int) or isinstance(out, bool) or out <= 0:
+    out = _count(usage.get("completion_tokens"))
+    if out is None:
+        out = _count(usage.get("output_tokens"))
+    if out is None:
         return []
-    return [UsageDelta(t_ns, out, prompt if isinstance(prompt, int) and prompt > 0 else None)]
+    prompt = _count(usage.get("prompt_tokens")) or _count(usage.get("input_tokens"))
+    return [UsageDelta(t_ns, out, prompt)]
+
+
+def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
+    """The usage a chunk or body reports, wherever the server put it: the top-level ``usage``
+    (OpenAI), inside a choice (``choices[i].usage``), or in a vendor's own object beside
+    ``choices`` (Groq's ``x_groq.usage``, https://console.groq.com/docs/api-reference, and
+    any other ``{"<vendor>": {"usage": …}}``). At most one :class:`UsageDelta`: the first
+    real report in that order."""
+    candidates: list[Any] = [obj.get("usage")]
+    choices = obj.get("choices")
+    if isinstance(choices, list):
+        candidates += [c.get("usage") for c in choices if isinstance(c, dict)]
+    candidates += [
+        v.get("usage")
+        for k, v in obj.items()
+        if k not in ("usage", "choices", "error") and isinstance(v, dict)
+    ]
+    for usage in candidates:
+        found = usage_delta(usage, t_ns)
+        if found:
+            return found
+    return []
+
+
+def has_error(obj: dict[str, Any]) -> bool:
+    """A top-level ``error`` that says something (an object or a non-empty string), with or
+    without ``choices`` beside it (OpenRouter sends both in one mid-stream chunk:
+    https://openrouter.ai/docs/api-reference/streaming)."""
+    return bool(obj.get("error"))
 
 
 def in_band_error(obj: dict[str, Any], t_ns: int) -> list[Delta]:
@@ -53,57 +103,93 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+class ChoiceReader:
+    """Reads the first choice's text, reasoning, tool calls and finish reason from chunks or
+    bodies of the OpenAI shapes (``source_key``: ``delta`` in chunks, ``message`` in a chat
+    body, ``""`` when the choice itself holds ``text``, as in completions).
+
+    ``content`` may be a string or typed parts (:func:`~splitdesk.providers.content.parts_text`);
+    reasoning mirrored across :data:`REASONING_FIELDS` and thinking parts counts once
+    (:class:`~splitdesk.providers.content.ReasoningChannels`). ``finished`` is set when the
+    first choice carries a ``finish_reason``.
+    """
+
+    def __init__(self) -> None:
+        self.reasoning = ReasoningChannels()
+        self.finished = False
+
+    def read(self, obj: dict[str, Any], source_key: str, text_key: str, t_ns: int) -> list[Delta]:
+        """Deltas of one chunk or body ``obj`` (its ``choices``), then its usage, then its
+        error (last: the stream stops at an error, after keeping the text before it)."""
+        out: list[Delta] = []
+        finish: str | None = None
+        for choice in obj.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            source = choice.get(source_key) if source_key else choice
+            if isinstance(source, dict):
+                out += self._source(source, text_key, t_ns)
+            if choice.get("finish_reason"):
+                finish = str(choice["finish_reason"])
+        out += find_usage(obj, t_ns)
+        if has_error(obj):
+            return out + in_band_error(obj, t_ns)
+        if finish == "error":  # OpenRouter's finish reason of a failed generation
+            message = "the server ended the answer with finish_reason 'error'"
+            return [*out, ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, message))]
+        if finish is not None:
+            self.finished = True
+            out.append(FinishDelta(t_ns, finish))
+        return out
+
+    def _source(self, source: dict[str, Any], text_key: str, t_ns: int) -> list[Delta]:
+        out: list[Delta] = []
+        answer, part_reasoning = parts_text(source.get(text_key))
+        reasoning = ""
+        for name in REASONING_FIELDS:
+            reasoning += self.reasoning.take(name, reasoning_text(source.get(name)))
+        reasoning += self.reasoning.take("content-parts", part_reasoning)
+        if reasoning:
+            out.append(TextDelta(t_ns, reasoning, reasoning=True))
+        answer = answer or parts_text(source.get("refusal"))[0]
+        if answer:
+            out.append(TextDelta(t_ns, answer))
+        for call in source.get("tool_calls") or []:
+            fn = (call.get("function") or {}) if isinstance(call, dict) else {}
+            if isinstance(fn, dict):
+                out.append(ToolCallDelta(t_ns, _text(fn.get("name")), _text(fn.get("arguments"))))
+        return out
+
+
 class ChatDecoder(StreamDecoder):
-    """Decoder of ``chat.completion.chunk`` events (first choice only: requests ask n=1)."""
+    """Decoder of ``chat.completion.chunk`` events (first choice only: requests ask n=1).
+
+    Completion signal: a ``finish_reason`` on the first choice, or the ``data: [DONE]`` line
+    (https://platform.openai.com/docs/api-reference/chat-streaming: the last chunk carries
+    the finish reason, then ``[DONE]``; servers that skip one of the two still say the answer
+    is over). A stream with neither is ``truncated``; a whole ``chat.completion`` body is
+    complete.
+    """
+
+    completion_signal = DONE_SIGNAL
+    done_sentinel_completes = True
+
+    def __init__(self) -> None:
+        self.choices = ChoiceReader()
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
-        if obj.get("error") and not obj.get("choices"):
-            return in_band_error(obj, t_ns)
-        out: list[Delta] = []
-        for choice in obj.get("choices") or []:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            reasoning = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
-            if reasoning:
-                out.append(TextDelta(t_ns, reasoning, reasoning=True))
-            content = _text(delta.get("content")) or _text(delta.get("refusal"))
-            if content:
-                out.append(TextDelta(t_ns, content))
-            for call in delta.get("tool_calls") or []:
-                fn = call.get("function") or {} if isinstance(call, dict) else {}
-                out.append(ToolCallDelta(t_ns, _text(fn.get("name")), _text(fn.get("arguments"))))
-            if choice.get("finish_reason"):
-                out.append(FinishDelta(t_ns, str(choice["finish_reason"])))
-        out += usage_delta(obj.get("usage"), t_ns)
+        out = self.choices.read(obj, "delta", "content", t_ns)
+        self.complete = self.choices.finished
         return out
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")
-        if body.get("error") and not body.get("choices"):
-            return in_band_error(body, t_ns)
-        out: list[Delta] = []
-        choices = body.get("choices") or []
-        if choices:
-            choice = choices[0]
-            message = choice.get("message") or {}
-            reasoning = _text(message.get("reasoning_content")) or _text(message.get("reasoning"))
-            if reasoning:
-                out.append(TextDelta(t_ns, reasoning, reasoning=True))
-            content = _text(message.get("content")) or _text(message.get("refusal"))
-            if content:
-                out.append(TextDelta(t_ns, content))
-            for call in message.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                out.append(ToolCallDelta(t_ns, _text(fn.get("name")), _text(fn.get("arguments"))))
-            if choice.get("finish_reason"):
-                out.append(FinishDelta(t_ns, str(choice["finish_reason"])))
-        out += usage_delta(body.get("usage"), t_ns)
-        return out
+        self.complete = True
+        return self.choices.read(body, "message", "content", t_ns)
 
 
 class OpenAIChat(Provider):

@@ -2,7 +2,8 @@
 
 Wire format: https://platform.openai.com/docs/api-reference/completions — SSE events of
 ``text_completion`` objects with ``choices[].text``; usage as in chat. Servers that send a
-zero ``usage`` on every chunk (LocalAI) report nothing.
+zero ``usage`` on every chunk (LocalAI) report nothing. A stream without a finish reason or
+``[DONE]`` is ``truncated``.
 """
 
 from __future__ import annotations
@@ -13,45 +14,43 @@ from typing import Any
 from splitdesk.providers.base import (
     Delta,
     EndpointConfig,
-    FinishDelta,
     GenParams,
     HttpCall,
     Provider,
     StreamDecoder,
-    TextDelta,
 )
-from splitdesk.providers.openai_chat import in_band_error, usage_delta
+from splitdesk.providers.openai_chat import DONE_SIGNAL, ChoiceReader
 
 
 class CompletionsDecoder(StreamDecoder):
-    """Decoder of ``text_completion`` events and bodies."""
+    """Decoder of ``text_completion`` events and bodies, read like chat's
+    (:class:`~splitdesk.providers.openai_chat.ChoiceReader`: an error beside ``choices``,
+    usage in a vendor's place, typed parts and mirrored reasoning).
 
-    def _choices(self, obj: dict[str, Any], t_ns: int) -> list[Delta]:
-        out: list[Delta] = []
-        for choice in obj.get("choices") or []:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                continue
-            text = choice.get("text")
-            if isinstance(text, str) and text:
-                out.append(TextDelta(t_ns, text))
-            if choice.get("finish_reason"):
-                out.append(FinishDelta(t_ns, str(choice["finish_reason"])))
-        return out + usage_delta(obj.get("usage"), t_ns)
+    Completion signal: a ``finish_reason`` on the first choice or the ``data: [DONE]`` line
+    (https://platform.openai.com/docs/api-reference/completions/object); a stream with
+    neither is ``truncated``.
+    """
+
+    completion_signal = DONE_SIGNAL
+    done_sentinel_completes = True
+
+    def __init__(self) -> None:
+        self.choices = ChoiceReader()
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
-        if obj.get("error") and not obj.get("choices"):
-            return in_band_error(obj, t_ns)
-        return self._choices(obj, t_ns)
+        out = self.choices.read(obj, "", "text", t_ns)
+        self.complete = self.choices.finished
+        return out
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")
-        if body.get("error") and not body.get("choices"):
-            return in_band_error(body, t_ns)
-        return self._choices(body, t_ns)
+        self.complete = True
+        return self.choices.read(body, "", "text", t_ns)
 
 
 class OpenAICompletions(Provider):

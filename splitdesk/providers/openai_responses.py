@@ -7,7 +7,8 @@ events named by ``event:`` and by the JSON ``type``: ``response.created``,
 (reasoning), ``response.function_call_arguments.delta`` (tool-call arguments),
 ``response.completed`` / ``response.incomplete`` (the final ``response`` object with
 ``status`` and ``usage.output_tokens``), ``response.failed`` and ``error`` events. There is
-no terminator: the stream just ends. Every other event type is ignored.
+no terminator line: a stream without ``response.completed`` / ``response.incomplete`` is
+``truncated``. Every other event type is ignored.
 
 ``response.incomplete`` is a finish, not a failure: it is how the API says that
 ``max_output_tokens`` cut the answer (chat's ``finish_reason: "length"``), and the text
@@ -35,6 +36,7 @@ from splitdesk.providers.base import (
     UsageDelta,
     error_message,
 )
+from splitdesk.providers.content import ReasoningChannels, parts_text, reasoning_text
 
 _REASONING = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 
@@ -67,14 +69,37 @@ def responses_error(obj: dict[str, Any], t_ns: int) -> list[Delta]:
     return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, text[:300]))]
 
 
-def _usage(response: Any, t_ns: int) -> list[Delta]:
-    usage = response.get("usage") if isinstance(response, dict) else None
+def _usage_of(usage: Any, t_ns: int) -> list[Delta]:
     if not isinstance(usage, dict):
         return []
     out, prompt = _int(usage.get("output_tokens")), _int(usage.get("input_tokens"))
+    if out is None:
+        out, prompt = _int(usage.get("completion_tokens")), _int(usage.get("prompt_tokens"))
     if out is None or out <= 0:
         return []
     return [UsageDelta(t_ns, out, prompt if prompt else None)]
+
+
+def _usage(response: Any, t_ns: int, event: dict[str, Any] | None = None) -> list[Delta]:
+    """Usage of a final ``response`` object (``response.usage``), else wherever a server put
+    it: the event's own ``usage``, or a vendor's object beside it (``{"<vendor>": {"usage":
+    …}}``) in the event or the response. The first report in that order, or nothing."""
+    candidates: list[Any] = []
+    for holder in (response, event):
+        if isinstance(holder, dict):
+            candidates.append(holder.get("usage"))
+    for holder in (event, response):
+        if isinstance(holder, dict):
+            candidates += [
+                v.get("usage")
+                for k, v in holder.items()
+                if k not in ("response", "usage", "error", "item", "part") and isinstance(v, dict)
+            ]
+    for usage in candidates:
+        found = _usage_of(usage, t_ns)
+        if found:
+            return found
+    return []
 
 
 def _finish(response: Any, t_ns: int) -> list[Delta]:
@@ -113,18 +138,42 @@ def _output_items(response: dict[str, Any], t_ns: int) -> list[Delta]:
 class ResponsesDecoder(StreamDecoder):
     """Decoder of Responses API events
     (https://platform.openai.com/docs/api-reference/responses-streaming). Raises
-    ``ValueError`` for an event that is not a JSON object."""
+    ``ValueError`` for an event that is not a JSON object.
+
+    Completion signal: the terminal ``response.completed`` or ``response.incomplete`` event
+    (``response.failed`` and ``error`` are errors). The API sends no ``[DONE]``; one that a
+    gateway appends does not complete the stream, so a stream without a terminal event is
+    ``truncated``. Reasoning summaries and raw reasoning text mirrored on both channels
+    count once; an event with a top-level ``error`` is an error whatever its ``type``.
+    """
+
+    completion_signal = "a response.completed or response.incomplete event"
+
+    def __init__(self) -> None:
+        self.reasoning = ReasoningChannels()
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         kind = obj.get("type") or event
+        if kind in ("response.failed", "error"):
+            return responses_error(obj, t_ns)
+        out = self._deltas(obj, kind, t_ns)
+        if obj.get("error"):  # an error beside anything else: after the text it carries
+            return out + responses_error(obj, t_ns)
+        return out
+
+    def _deltas(self, obj: dict[str, Any], kind: str, t_ns: int) -> list[Delta]:
         if kind in ("response.output_text.delta", "response.refusal.delta"):
-            delta = _text(obj.get("delta"))
-            return [TextDelta(t_ns, delta)] if delta else []
+            answer, thinking = parts_text(obj.get("delta"))
+            out: list[Delta] = []
+            thinking = self.reasoning.take("parts", thinking)
+            if thinking:
+                out.append(TextDelta(t_ns, thinking, reasoning=True))
+            return out + ([TextDelta(t_ns, answer)] if answer else [])
         if kind in _REASONING:
-            delta = _text(obj.get("delta"))
+            delta = self.reasoning.take(kind, reasoning_text(obj.get("delta")))
             return [TextDelta(t_ns, delta, reasoning=True)] if delta else []
         if kind == "response.function_call_arguments.delta":
             delta = _text(obj.get("delta"))
@@ -135,20 +184,20 @@ class ResponsesDecoder(StreamDecoder):
                 return [ToolCallDelta(t_ns, name=_text(item.get("name")))]
             return []
         if kind in ("response.completed", "response.incomplete"):
+            self.complete = True
             response = obj.get("response")
-            return _usage(response, t_ns) + _finish(response, t_ns)
-        if kind in ("response.failed", "error") or (kind is None and obj.get("error")):
-            return responses_error(obj, t_ns)
+            return _usage(response, t_ns, obj) + _finish(response, t_ns)
         return []
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
         """A whole ``response`` object, or an ``{"error": …}`` body."""
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")
-        if body.get("error") and not body.get("output"):
+        if body.get("error"):
             return responses_error(body, t_ns)
         if body.get("status") == "failed":
             return responses_error({"response": body}, t_ns)
+        self.complete = True
         return _output_items(body, t_ns) + _usage(body, t_ns) + _finish(body, t_ns)
 
 

@@ -12,6 +12,9 @@ Framing:
 * **One JSON body**: a server that ignores ``stream`` sends the whole reply at once.
 
 Anything else (HTML error pages from proxies, text) becomes a clear :class:`RequestError`.
+Every body that ends without an error is judged by the decoder's
+:meth:`~splitdesk.providers.base.StreamDecoder.on_end`: without its dialect's completion
+signal it is ``truncated``.
 """
 
 from __future__ import annotations
@@ -196,7 +199,7 @@ async def _whole_body(
                 if line.strip():
                     for delta in _decode(decoder, line, "", t_ns):
                         yield delta
-            for delta in decoder.on_end(t_ns, True):
+            for delta in decoder.on_end(t_ns, False):
                 yield delta
             return
         yield _protocol(t_ns, f"the body is not valid JSON: {_clip(text)}")
@@ -207,6 +210,10 @@ async def _whole_body(
         yield _protocol(t_ns, f"unexpected JSON body ({exc}): {_clip(text)}")
         return
     for delta in deltas:
+        yield delta
+        if isinstance(delta, ErrorDelta):
+            return
+    for delta in decoder.on_end(t_ns, False):  # a whole reply is judged like a stream
         yield delta
 
 
@@ -305,5 +312,5 @@ async def _ndjson(
             yield delta
             if isinstance(delta, ErrorDelta):
                 return
-    for delta in decoder.on_end(t_ns, True):
+    for delta in decoder.on_end(t_ns, False):
         yield delta

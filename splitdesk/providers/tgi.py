@@ -6,7 +6,8 @@ and ``/generate``) — SSE ``data:`` events, one per token: ``{"token": {"id", "
 carries ``generated_text`` and, when ``parameters.details`` was asked for, ``details``
 (``finish_reason``: ``eos_token``, ``length``, ``stop_sequence``; ``generated_tokens``).
 Special tokens (``</s>``, ``<|eot_id|>`` …) are not visible text. Errors inside a 200
-stream are ``{"error": …, "error_type": …}`` events. TGI has no model field: one server
+stream are ``{"error": …, "error_type": …}`` events. A stream without its final event is
+``truncated``. TGI has no model field: one server
 serves one model, named by ``GET {base}/info`` (``model_id``).
 """
 
@@ -48,14 +49,19 @@ def tgi_error(obj: dict[str, Any], t_ns: int) -> list[Delta]:
     return [ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, text[:300]))]
 
 
-def _details(details: Any, t_ns: int) -> list[Delta]:
-    if not isinstance(details, dict):
-        return []
+def _details(obj: dict[str, Any], t_ns: int) -> list[Delta]:
+    """Usage and finish reason of the final event's ``details`` (``generated_tokens``,
+    ``finish_reason``); a proxy's OpenAI-shaped ``usage`` beside it is read when ``details``
+    reports no count."""
+    details = obj.get("details")
     out: list[Delta] = []
-    tokens = _int(details.get("generated_tokens"))
+    tokens = _int(details.get("generated_tokens")) if isinstance(details, dict) else None
+    usage = obj.get("usage")
+    if (tokens is None or tokens <= 0) and isinstance(usage, dict):
+        tokens = _int(usage.get("completion_tokens")) or _int(usage.get("output_tokens"))
     if tokens is not None and tokens > 0:
         out.append(UsageDelta(t_ns, tokens))
-    if details.get("finish_reason"):
+    if isinstance(details, dict) and details.get("finish_reason"):
         out.append(FinishDelta(t_ns, str(details["finish_reason"])))
     return out
 
@@ -63,21 +69,35 @@ def _details(details: Any, t_ns: int) -> list[Delta]:
 class TGIDecoder(StreamDecoder):
     """Decoder of ``/generate_stream`` events and ``/generate`` bodies
     (https://huggingface.github.io/text-generation-inference/). Raises ``ValueError`` for an
-    event that is not a JSON object."""
+    event that is not a JSON object.
+
+    Completion signal: the final event, the one whose ``generated_text`` is set (a string,
+    ``null`` on every other event) or that carries ``details.finish_reason``
+    (``StreamResponse`` in the API page above). TGI sends no ``[DONE]`` here: a stream
+    without the final event is ``truncated``. An event with an ``error`` is an error, after
+    the token it carries.
+    """
+
+    completion_signal = "the final event (generated_text and details)"
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
-        if obj.get("error"):
-            return tgi_error(obj, t_ns)
         out: list[Delta] = []
         token = obj.get("token")
         if isinstance(token, dict) and not token.get("special"):
             text = token.get("text")
             if isinstance(text, str) and text:
                 out.append(TextDelta(t_ns, text))
-        return out + _details(obj.get("details"), t_ns)
+        if obj.get("error"):
+            return out + tgi_error(obj, t_ns)
+        details = obj.get("details")
+        if isinstance(obj.get("generated_text"), str) or (
+            isinstance(details, dict) and details.get("finish_reason")
+        ):
+            self.complete = True
+        return out + _details(obj, t_ns)
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
         """``{"generated_text", "details"}`` (older servers: a one-element list of it)."""
@@ -87,11 +107,12 @@ class TGIDecoder(StreamDecoder):
             raise ValueError("body is not a JSON object")
         if body.get("error"):
             return tgi_error(body, t_ns)
+        self.complete = True
         out: list[Delta] = []
         text = body.get("generated_text")
         if isinstance(text, str) and text:
             out.append(TextDelta(t_ns, text))
-        return out + _details(body.get("details"), t_ns)
+        return out + _details(body, t_ns)
 
 
 class TGI(Provider):

@@ -30,7 +30,9 @@ from streamserver import ReplayServer, StreamFixture
 
 _FIXTURES_DIR = Path(__file__).parent.parent / "fixtures"
 #: the real-world sample (``streams``) and shapes written after the vendors' docs
-#: (``streams_extra``: Anthropic thinking, OpenAI Responses, Ollama timings, TGI, Azure)
+#: (``streams_extra``: Anthropic thinking, OpenAI Responses, Ollama timings, TGI, Azure,
+#: and one per kind of issue 8 in each dialect it applies to: truncated streams, an error
+#: beside ``choices``, usage in a vendor's place, typed content parts, mirrored reasoning)
 FIXTURES = sorted(_FIXTURES_DIR.glob("streams/*.json")) + sorted(
     _FIXTURES_DIR.glob("streams_extra/*.json")
 )
@@ -56,7 +58,56 @@ ERROR_CHECKS: dict[str, tuple[ErrorKind, int | None, list[str]]] = {
         ["The server had an error", "server_error"],
     ),
     "57-tgi-error-event-midstream": (ErrorKind.SERVER, None, ["CUDA out of memory", "generation"]),
+    "71-openrouter-error-beside-choices": (
+        ErrorKind.SERVER,
+        None,
+        ["Provider disconnected unexpectedly", "502"],
+    ),
+    "72-openai-chat-error-string-beside-choices-with-text": (
+        ErrorKind.SERVER,
+        None,
+        ["upstream model crashed"],
+    ),
+    "73-openai-chat-finish-reason-error-alone": (ErrorKind.SERVER, None, ["finish_reason 'error'"]),
+    "74-openai-completions-error-beside-choices": (
+        ErrorKind.SERVER,
+        None,
+        ["Internal server error", "server_error"],
+    ),
+    "75-ollama-chat-error-with-message": (
+        ErrorKind.SERVER,
+        None,
+        ["model runner has unexpectedly stopped"],
+    ),
 }
+#: what a truncated stream's message names, per dialect (its completion signal)
+TRUNCATION_WORDS = {
+    "openai-chat": ["finish_reason", "[DONE]"],
+    "openai-completions": ["finish_reason", "[DONE]"],
+    "azure-openai": ["finish_reason", "[DONE]"],
+    "anthropic": ["stop_reason", "message_stop"],
+    "openai-responses": ["response.completed"],
+    "ollama-chat": ['"done": true'],
+    "ollama-generate": ['"done": true'],
+    "tgi": ["final event"],
+}
+
+
+def expected_error(fx: StreamFixture) -> tuple[ErrorKind | None, int | None, list[str]]:
+    """(kind, status, words) the fixture's error must have. Fixtures named in
+    :data:`ERROR_CHECKS` are checked exactly; a description that starts with "truncated" is
+    a truncation naming the dialect's completion signal; "HTTP nnn" an HTTP error; any other
+    described error (a fixture added to the shared sample later) must at least fail with a
+    kind (``None`` here: any kind)."""
+    if fx.name in ERROR_CHECKS:
+        return ERROR_CHECKS[fx.name]
+    described = str(fx.expect["error"])
+    if described.lower().startswith("truncated"):
+        return ErrorKind.TRUNCATED, None, ["cut off", *TRUNCATION_WORDS[fx.api]]
+    if described.startswith("HTTP "):
+        status = int(described.split()[1])
+        return ErrorKind.HTTP, status, [str(status)]
+    return None, None, []
 
 
 def test_every_fixture_is_supported() -> None:
@@ -135,9 +186,11 @@ def check(fx: StreamFixture, got: Decoded) -> None:
     if exp["error"] is None:
         assert got.error_kind is None, got.error_message
     else:
-        kind, status, words = ERROR_CHECKS[fx.name]
-        assert got.error_kind == kind
-        assert got.error_status == status
+        kind, status, words = expected_error(fx)
+        assert got.error_kind is not None, "the stream must fail"
+        if kind is not None:
+            assert got.error_kind == kind, got.error_message
+            assert got.error_status == status
         for w in words:
             assert w in got.error_message
         assert "<" not in got.error_message  # never raw HTML
@@ -208,6 +261,9 @@ async def test_fixture_over_loopback_through_the_runner(path: Path) -> None:
     assert trace.usage_output_tokens == exp["output_tokens"]
     assert (trace.error is None) == (exp["error"] is None)
     assert trace.outcome == ("done" if exp["error"] is None else "failed")
+    kind = expected_error(fx)[0] if exp["error"] is not None else None
+    if kind is not None:
+        assert trace.error is not None and trace.error.kind == kind  # also in events and bench
     idx = exp["first_token_chunk_index"]
     if idx is None:
         assert trace.first_text_t is None
