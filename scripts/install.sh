@@ -23,6 +23,11 @@ packages=(
     libxcb-render-util0 libxcb-shape0 libxkbcommon-x11-0
     fonts-wqy-microhei fonts-noto-color-emoji
 )
+if [[ -n "$extra" ]]; then
+    # tests/packaging and the desktop-entry tests: PyInstaller's binutils, the freedesktop
+    # validators (desktop-file-validate, appstreamcli)
+    packages+=(binutils desktop-file-utils appstream)
+fi
 missing=()
 for pkg in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
             "same panes, timeline and summary as live, with no network and no endpoint.",
         )
     )
+    from splitdesk import doctor
+
+    doctor.register(parser, sub)  # --version, --install-desktop-entry, doctor
     return parser
 
 
@@ -335,6 +338,13 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit status."""
+    from splitdesk.childproc import ENGINE_COMMAND
+
+    if (sys.argv[1:] if argv is None else argv)[:1] == [ENGINE_COMMAND]:  # frozen bundle's child
+        from splitdesk.core.engine_worker import main as engine_main
+
+        engine_main()
+        return 0
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # name the command's own --help and the closest option
@@ -354,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         from splitdesk import replay_cli
 
         return replay_cli.run(args)
+    from splitdesk import doctor
+
+    if (status := doctor.dispatch(args)) is not None:
+        return status
     return run_gui_command(args, parser)
 
 

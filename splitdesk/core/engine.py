@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from splitdesk.childproc import module_command
 from splitdesk.core.events import RunEvent, event_from_json
 from splitdesk.core.plans import RunPlan
 from splitdesk.core.runner import RunConfig, Runner
@@ -166,7 +167,7 @@ class EngineProcess:
             return
         self._ready.clear()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "splitdesk.core.engine_worker"],
+            module_command("splitdesk.core.engine_worker"),  # `splitdesk _engine` when frozen
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,6 +1,7 @@
 """Start the built-in endpoint as a child process, and make sure it dies with its parent.
 
-The child runs ``python -m splitdesk sim --port 0 …`` so GUI load in the parent cannot
+The child runs ``python -m splitdesk sim --port 0 …`` (``splitdesk sim …`` in a frozen
+bundle, :mod:`splitdesk.childproc`) so GUI load in the parent cannot
 perturb the simulated server's timing. It prints ``listening on URL`` once it accepts
 connections; :func:`start_sim` waits for that line. The child exits when
 
@@ -17,12 +18,12 @@ import contextlib
 import os
 import queue
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any
 
+from splitdesk.childproc import module_command
 from splitdesk.sim.params import DEFAULT_PROFILE, SimParams
 
 READY_PREFIX = "listening on "
@@ -121,9 +122,7 @@ def start_sim(
     """
     SimParams.checked(profile, overrides or {})  # validate before spawning
     args = [
-        sys.executable,
-        "-m",
-        "splitdesk",
+        *module_command("splitdesk"),  # the bundle binary itself when frozen
         "sim",
         "--host",
         host,

@@ -1,0 +1,136 @@
+"""Cold start of the frozen bundle to its window, and its size on disk.
+
+Starts a private Xvfb, launches ``dist/splitdesk/splitdesk`` on it (the real xcb platform
+plugin, as on a desktop) and measures the time from launching the process to the main
+window being mapped on the X server (``xwininfo`` reports ``Map State: IsViewable``,
+polled every 10 ms). Each launch gets fresh settings/log folders; the window is then
+closed with SIGTERM (the app's clean shutdown). The first launch after a build is the
+coldest this can get without dropping the machine's page cache (not done: the machine is
+shared). For comparison, the same for the checkout's ``.venv/bin/splitdesk``.
+
+Goals: cold start to window ≤ 1.5 s; bundle ≤ 250 MB unpacked.
+
+    packaging/build.sh && .venv/bin/python benchmarks/bundle_start.py [--runs 5]
+
+Needs Xvfb and xwininfo (Debian: xvfb x11-utils).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLE = ROOT / "dist" / "splitdesk" / "splitdesk"
+TITLE = "splitdesk — one combined request vs N parallel requests"
+
+
+def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
+    """A private Xvfb; returns it and its DISPLAY."""
+    read, write = os.pipe()
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        number = pipe.readline().strip()
+    if not number:
+        raise SystemExit("Xvfb did not start (is it installed? apt install xvfb)")
+    return xvfb, f":{number}"
+
+
+def mapped(display: str) -> bool:
+    out = subprocess.run(
+        ["xwininfo", "-display", display, "-name", TITLE],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return "IsViewable" in out.stdout
+
+
+def launch(program: Path, display: str, timeout: float = 60.0) -> float:
+    """Seconds from launching ``program`` to its window mapped on ``display``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(
+            os.environ,
+            DISPLAY=display,
+            QT_QPA_PLATFORM="xcb",
+            SPLITDESK_CONFIG_DIR=f"{tmp}/config",
+            SPLITDESK_LOG_DIR=f"{tmp}/log",
+        )
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(program)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        try:
+            while not mapped(display):
+                if proc.poll() is not None:
+                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                    raise SystemExit(
+                        f"{program} exited ({proc.returncode}) before its window: {err[-500:]}"
+                    )
+                if time.perf_counter() - t0 > timeout:
+                    raise SystemExit(f"{program}: no window mapped within {timeout:g} s")
+                time.sleep(0.01)
+            return time.perf_counter() - t0
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+            if proc.stderr is not None:
+                proc.stderr.close()
+
+
+def size_mb(folder: Path) -> float:
+    return (
+        sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) / 1e6
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="launches after the first (default 5)")
+    args = parser.parse_args()
+    if not BUNDLE.is_file():
+        print("no bundle: run packaging/build.sh first", file=sys.stderr)
+        return 1
+    for tool in ("Xvfb", "xwininfo"):
+        if not shutil.which(tool):
+            print(f"{tool} is missing (Debian: apt install xvfb x11-utils)", file=sys.stderr)
+            return 1
+    print(f"bundle: {size_mb(BUNDLE.parent):.0f} MB unpacked in {BUNDLE.parent} (goal <= 250 MB)")
+    xvfb, display = start_xvfb()
+    try:
+        for label, program in (
+            ("bundle", BUNDLE),
+            ("venv  ", ROOT / ".venv" / "bin" / "splitdesk"),
+        ):
+            first = launch(program, display)
+            rest = [launch(program, display) for _ in range(args.runs)]
+            print(
+                f"{label} start to window: first {first:.2f} s, then median "
+                f"{statistics.median(rest):.2f} s (min {min(rest):.2f}, max {max(rest):.2f}, "
+                f"n={len(rest)}) (goal <= 1.5 s)"
+            )
+    finally:
+        xvfb.terminate()
+        xvfb.wait(10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

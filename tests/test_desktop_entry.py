@@ -1,0 +1,153 @@
+"""The desktop entry, AppStream metainfo and icons: valid by the freedesktop tools, and
+``splitdesk --install-desktop-entry`` puts them where desktops look, for this user."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from splitdesk import desktop_entry
+
+ROOT = Path(__file__).resolve().parent.parent
+DESKTOP = ROOT / "resources" / "desktop"
+SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    assert path, f"{name} is missing: scripts/install.sh --test installs it"
+    return path
+
+
+def test_shipped_desktop_entry_is_valid() -> None:
+    proc = subprocess.run(
+        [_tool("desktop-file-validate"), str(DESKTOP / "splitdesk.desktop")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "error" not in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_shipped_metainfo_is_valid() -> None:
+    proc = subprocess.run(
+        [
+            _tool("appstreamcli"),
+            "validate",
+            "--no-net",
+            "--pedantic",
+            str(DESKTOP / desktop_entry.METAINFO_FILE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_icons_exist_in_every_standard_size() -> None:
+    from PySide6.QtGui import QImage
+
+    for size in SIZES:
+        png = ROOT / "resources" / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "splitdesk.png"
+        image = QImage(str(png))
+        assert not image.isNull(), png
+        assert (image.width(), image.height()) == (size, size)
+        assert image.hasAlphaChannel()
+
+
+def test_exec_quoting_follows_the_spec() -> None:
+    assert desktop_entry.exec_quote(Path("/opt/splitdesk/splitdesk")) == "/opt/splitdesk/splitdesk"
+    assert desktop_entry.exec_quote(Path("/home/a b/bin/splitdesk")) == '"/home/a b/bin/splitdesk"'
+    assert desktop_entry.exec_quote(Path('/x/$y"/100%')) == '"/x/\\$y\\"/100%%"'
+
+
+def _splitdesk(*args: str, data_home: Path) -> subprocess.CompletedProcess[str]:
+    launcher = Path(sys.executable).parent / "splitdesk"
+    return subprocess.run(
+        [str(launcher), *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, XDG_DATA_HOME=str(data_home)),
+        timeout=60,
+    )
+
+
+def test_install_and_uninstall_for_the_current_user(tmp_path: Path) -> None:
+    home = tmp_path / "share with space"
+    proc = _splitdesk("--install-desktop-entry", data_home=home)
+    assert proc.returncode == 0, proc.stderr
+    entry = home / "applications" / "splitdesk.desktop"
+    text = entry.read_text("utf-8")
+    launcher = Path(sys.executable).parent / "splitdesk"
+    assert f"Exec={launcher}\n" in text
+    assert f"TryExec={launcher}\n" in text
+    assert "Icon=splitdesk\n" in text
+    check = subprocess.run(
+        [_tool("desktop-file-validate"), str(entry)], capture_output=True, text=True, timeout=60
+    )
+    assert check.returncode == 0, check.stdout
+    for size in SIZES:
+        assert (home / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "splitdesk.png").is_file()
+    svg = home / "icons" / "hicolor" / "scalable" / "apps" / "splitdesk.svg"
+    assert svg.read_bytes() == (ROOT / "resources" / "icons" / "splitdesk.svg").read_bytes()
+    assert (home / "metainfo" / desktop_entry.METAINFO_FILE).is_file()
+    assert str(entry) in proc.stdout
+
+    gone = _splitdesk("--uninstall-desktop-entry", data_home=home)
+    assert gone.returncode == 0, gone.stderr
+    assert not entry.exists()
+    assert not [p for p in home.rglob("*") if p.is_file() and "splitdesk" in p.name]
+
+
+def test_install_into_an_unwritable_place_is_one_clear_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    proc = _splitdesk("--install-desktop-entry", data_home=blocker)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("splitdesk: error:") and len(proc.stderr.splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_shell_script_installs_the_same_entry(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "install-desktop-entry.sh")],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, XDG_DATA_HOME=str(tmp_path)),
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "applications" / "splitdesk.desktop").is_file()
+
+
+@pytest.mark.usefixtures("qapp")
+def test_committed_pngs_match_the_svg() -> None:
+    """The PNGs are rendered from the SVG by scripts/render_icons.py; an edited SVG
+    without re-rendered PNGs fails here."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import render_icons
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    from PySide6.QtGui import QImage
+
+    for size in (16, 64, 256):
+        committed = QImage(
+            str(
+                ROOT
+                / "resources"
+                / "icons"
+                / "hicolor"
+                / f"{size}x{size}"
+                / "apps"
+                / "splitdesk.png"
+            )
+        ).convertToFormat(QImage.Format.Format_ARGB32)
+        fresh = render_icons.render(size).convertToFormat(QImage.Format.Format_ARGB32)
+        assert committed == fresh, f"{size}px PNG is stale: run scripts/render_icons.py"

@@ -1,0 +1,115 @@
+"""``splitdesk doctor`` and ``splitdesk --version``, run as a user runs them (a child
+process), on this machine's real Qt, keyring, environment and built-in endpoint."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(**changes: str | None) -> dict[str, str]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        env.pop(var, None)
+        env.pop(var.lower(), None)
+    for name, value in changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def doctor(*args: str, **env: str | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "splitdesk", "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=_env(**env),
+        timeout=120,
+        check=False,
+    )
+
+
+def lines_with(output: str, status: str, area: str) -> list[str]:
+    return [line for line in output.splitlines() if line.split()[:2] == [status, area]]
+
+
+def test_version_names_the_package_version_python_and_qt() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    version = project.get("version") or __import__("splitdesk").__version__
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    first, second, _how = proc.stdout.splitlines()
+    assert first == f"splitdesk {version}"
+    from PySide6.QtCore import qVersion
+
+    assert f"Qt {qVersion()}" in second and "Python 3." in second
+
+
+def test_a_healthy_machine_has_no_problem_and_the_endpoint_answers() -> None:
+    proc = doctor()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "PROBLEM" not in out
+    assert lines_with(out, "ok", "Qt")[0].count("platform plugin 'offscreen'") == 1
+    assert lines_with(out, "ok", "fonts"), out  # Latin at least (scripts/install.sh)
+    assert "answered" in lines_with(out, "ok", "endpoint")[0]
+    assert lines_with(out, "ok", "engine"), out
+    assert out.splitlines()[-1].startswith("0 problems")
+
+
+def test_missing_ca_bundle_is_a_problem_with_a_fix() -> None:
+    proc = doctor("--skip-endpoint", SSL_CERT_FILE="/no/such/ca.pem")
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    i = lines.index(next(line for line in lines if line.startswith("PROBLEM TLS")))
+    assert "SSL_CERT_FILE=/no/such/ca.pem is not an existing file" in lines[i]
+    assert lines[i + 1].strip().startswith("fix: point SSL_CERT_FILE at your CA bundle")
+
+
+def test_proxy_without_loopback_exemption_is_a_problem_and_credentials_stay_hidden() -> None:
+    proc = doctor("--skip-endpoint", HTTPS_PROXY="http://alice:s3cret-pw@proxy.example:3128")
+    assert proc.returncode == 1
+    assert "s3cret-pw" not in proc.stdout + proc.stderr
+    assert "alice" not in proc.stdout + proc.stderr
+    assert "HTTPS_PROXY=http://***@proxy.example:3128" in proc.stdout
+    assert any("NO_PROXY does not name 127.0.0.1" in x for x in proc.stdout.splitlines())
+    assert "export NO_PROXY=127.0.0.1" in proc.stdout
+
+
+def test_proxy_with_loopback_exemption_is_fine() -> None:
+    proc = doctor(
+        "--skip-endpoint", HTTP_PROXY="http://proxy.example:3128", NO_PROXY="localhost,127.0.0.1"
+    )
+    assert proc.returncode == 0, proc.stdout
+    assert "PROBLEM" not in proc.stdout
+
+
+def test_unwritable_settings_folder_is_a_problem(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    proc = doctor("--skip-endpoint", SPLITDESK_CONFIG_DIR=str(blocker))
+    assert proc.returncode == 1
+    problem = lines_with(proc.stdout, "PROBLEM", "folders")
+    assert problem and f"settings: {blocker} is not a folder" in problem[0]
+    assert "SPLITDESK_CONFIG_DIR" in proc.stdout
+
+
+def test_no_display_is_a_problem_and_the_rest_still_runs_offscreen() -> None:
+    proc = doctor("--skip-endpoint", QT_QPA_PLATFORM=None, DISPLAY=None, WAYLAND_DISPLAY=None)
+    assert proc.returncode == 1
+    assert lines_with(proc.stdout, "PROBLEM", "display")
+    assert "xvfb-run" in proc.stdout
+    assert "platform plugin 'offscreen'" in lines_with(proc.stdout, "ok", "Qt")[0]
