@@ -339,11 +339,15 @@ _WIDE = str.maketrans({"e": "é", "a": "ä", "o": "ø", "u": "ü", "-": "—"})
 
 
 def widen(token: str, index: int) -> str:
-    """``token`` with multi-byte UTF-8 characters: accented vowels (2 bytes), a dash (3) and
-    on every fifth token an emoji (4), so that events can be cut inside characters."""
+    """``token`` with multi-byte UTF-8 characters: accented vowels (2 bytes), a dash and an
+    ellipsis on every fifth token (3), an emoji on every fifth token (4), so that events can
+    be cut inside characters of every length."""
     out = token.translate(_WIDE)
-    if index % 5 == 4 and out.strip():
-        out += "🙂"
+    if out.strip():
+        if index % 5 == 2:
+            out += "…"
+        elif index % 5 == 4:
+            out += "🙂"
     return out
 
 
