@@ -39,6 +39,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from splitdesk import logs
+from splitdesk.core.questions import QuestionSet
 from splitdesk.core.run_state import RunState
 from splitdesk.core.settings import read_settings
 from splitdesk.ui.controller import RunController
@@ -65,6 +66,7 @@ class GuiOptions:
     replay: Path | None = None  #: a recording to replay instead of running live
     replay_speed: float = 1.0  #: its replay speed (0.25-4)
     replay_run: int = 0  #: which of its runs (0-based)
+    questions: QuestionSet | None = None  #: a set to open in the questions editor
     debug: bool = False  #: verbose log (file and stderr)
 
 
@@ -218,6 +220,8 @@ def run_gui(opts: GuiOptions) -> int:
     if opts.size is not None:  # this session only: the saved size stays
         window.resize(*opts.size)
         window.remember_size = False
+    if opts.questions is not None:  # as if opened in the questions editor
+        window.questions.set_question_set(opts.questions)
     if problem:  # said in the status bar and in a dialog that does not block the window
         window.statusBar().showMessage(problem)
         QTimer.singleShot(0, lambda: show_notice(window, "Settings were reset", problem))

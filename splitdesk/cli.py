@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="WxH",
         help="window size in pixels for this session, e.g. 1280x720 (a projector, a slide)",
     )
+    gui.add_argument(
+        "--questions",
+        dest="gui_questions",
+        metavar="FILE",
+        help="open this question set (TOML, or one question per line) in the window",
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sim = sub.add_parser(
         "sim",
@@ -381,6 +387,14 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--scale must be between 0.6 and 3")
     if args.speed is not None and not 0 < args.speed <= 100:
         parser.error("--speed must be in (0, 100]")
+    question_set = None
+    if args.gui_questions:
+        from splitdesk.core.questions import QuestionFileError, load_question_set
+
+        try:
+            question_set = load_question_set(Path(args.gui_questions))
+        except QuestionFileError as exc:
+            parser.error(f"--questions: {exc}")
     from splitdesk.app import GuiOptions, run_gui
 
     return run_gui(
@@ -394,6 +408,7 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             speed=args.speed,
             size=args.size,
             debug=args.debug,
+            questions=question_set,
         )
     )
 

@@ -1,15 +1,18 @@
 """The parallel panes' grid: readable from 2 to 16 questions, scrolling beyond.
 
-Columns follow the available width (a pane never gets narrower than ``min_width``); rows
-share the height down to ``min_height`` each, then the grid scrolls. One pane can be
-expanded to fill the grid and restored.
+Columns follow the available width (a pane never gets narrower than its header needs:
+badge, whole label, expand button); rows share the height down to ``min_height`` each.
+When the panes do not fit at that height they turn compact (header, state, the last two
+lines), and when even compact panes do not fit the grid scrolls, with its scroll bar
+shown and :attr:`PaneGrid.more_label` saying how many panes are out of sight ("+11 more
+↓"). One pane can be expanded to fill the grid and restored.
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
@@ -22,9 +25,19 @@ class PaneGrid(QScrollArea):
     def __init__(self, placeholder: str, scale: float = 1.0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
+        self._scale = scale
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.min_width = int(260 * scale)
+        self.base_min_width = int(200 * scale)
+        self.min_width = self.base_min_width
         self.min_height = int(125 * scale)
+        self.compact = False
+        #: "+11 more ↓" while panes are scrolled out of sight (placed by the window).
+        self.more_label = QLabel("")
+        self.more_label.setObjectName("more")
+        self.more_label.setToolTip("Scroll the parallel panes to see the others")
+        self.more_label.hide()
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self._update_more())
+        self.verticalScrollBar().rangeChanged.connect(lambda _a, _b: self._update_more())
         self.panes: list[RequestPane] = []
         self.focused: RequestPane | None = None
         self._inner = QWidget()
@@ -48,6 +61,8 @@ class PaneGrid(QScrollArea):
         self.panes = []
         self.focused = None
         self._columns = 0
+        self.compact = False
+        self.more_label.hide()
         self._placeholder.show()
         self._grid.addWidget(self._placeholder, 0, 0)
 
@@ -81,8 +96,9 @@ class PaneGrid(QScrollArea):
         self._relayout()
 
     def columns_for(self, width: int, height: int, n: int) -> int:
-        """How many columns ``n`` panes get in ``width`` × ``height`` pixels (1–4): the
-        layout whose panes are furthest above their minimum size in both directions."""
+        """How many columns ``n`` panes get in ``width`` × ``height`` pixels (1–4): of the
+        layouts whose columns are at least ``min_width`` wide, the one whose panes are
+        furthest above their minimum size in both directions."""
         if n <= 1:
             return 1
 
@@ -93,14 +109,36 @@ class PaneGrid(QScrollArea):
                 min(width / cols / self.min_width, height / rows / self.min_height) - 0.05 * spare
             )
 
-        return max(range(1, min(n, 4) + 1), key=score)
+        spacing = self._grid.spacing()
+        fitting = [
+            c for c in range(1, min(n, 4) + 1) if (width - (c - 1) * spacing) / c >= self.min_width
+        ]  # never so many columns that a header's label is cut
+        return max(fitting or [1], key=score)
 
     def _relayout(self) -> None:
         visible = [p for p in self.panes if self.focused is None or p is self.focused]
         if not visible:
             return
-        cols = self.columns_for(self.viewport().width(), self.viewport().height(), len(visible))
+        spacing = self._grid.spacing()
+        self.min_width = max(
+            [self.base_min_width]
+            + [p.header_min_width() for p in visible]
+            + [p.state.sizeHint().width() + 40 for p in visible]
+        )
+        width, height = self.viewport().width(), self.viewport().height()
+        # normal panes while they fit at their minimum height, else compact ones
+        self.min_height = int(125 * self._scale)
+        cols = self.columns_for(width, height, len(visible))
+        rows = math.ceil(len(visible) / cols)
+        compact = self.focused is None and rows * (self.min_height + spacing) - spacing > height
+        if compact:
+            self.min_height = max(p.compact_height() for p in visible)
+            cols = self.columns_for(width, height, len(visible))
+        for p in self.panes:
+            p.set_compact(compact)
+        self.compact = compact
         if cols == self._columns:
+            self._update_more()
             return
         self._columns = cols
         for p in self.panes:
@@ -119,6 +157,19 @@ class PaneGrid(QScrollArea):
             self._grid.setRowStretch(r, 1)
         for p in visible:
             p.setMinimumHeight(self.min_height)
+        QTimer.singleShot(0, self._update_more)  # once the new layout has its geometry
+
+    def hidden_panes(self) -> list[RequestPane]:
+        """Panes not wholly inside the visible part of the grid (scrolled out of sight)."""
+        shown = QRect(
+            0, self.verticalScrollBar().value(), self.viewport().width(), self.viewport().height()
+        )
+        return [p for p in self.panes if p.isVisibleTo(self) and not shown.contains(p.geometry())]
+
+    def _update_more(self) -> None:
+        hidden = len(self.hidden_panes()) if self.panes else 0
+        self.more_label.setText(f"+{hidden} more ↓ scroll" if hidden else "")
+        self.more_label.setVisible(hidden > 0)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

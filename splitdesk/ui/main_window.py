@@ -42,9 +42,9 @@ from PySide6.QtWidgets import (
 
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent
+from splitdesk.core.labels import question_label
 from splitdesk.core.plans import Mode, RunPlan
 from splitdesk.core.predict import PredictedRequest
-from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RunState
 from splitdesk.core.settings import AppSettings, save_settings
 from splitdesk.ui.controller import ControllerError, RunController, RunRequest
@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.panes: dict[int, RequestPane] = {}
         self._sequential: SequentialPane | None = None
         self._questions: list[str] = []
+        self._labels: list[str] = []  #: the run's question labels (pane headers, lanes)
         self._closing = False
         self._closed = False
         self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
@@ -145,7 +146,11 @@ class MainWindow(QMainWindow):
         right_col = QWidget()
         rc = QVBoxLayout(right_col)
         rc.setContentsMargins(0, 0, 0, 0)
-        rc.addWidget(self.parallel_title)
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.parallel_title, 1)
+        self.grid.more_label.setFont(ui_font(self.scale, 0, bold=True))
+        title_row.addWidget(self.grid.more_label)
+        rc.addLayout(title_row)
         rc.addWidget(self.grid, 1)
 
         self.pane_split = QSplitter(Qt.Orientation.Horizontal)
@@ -218,6 +223,13 @@ class MainWindow(QMainWindow):
         bar = QToolBar("Run")
         bar.setMovable(False)
         self.addToolBar(bar)
+        self.sidebar_button = QToolButton()
+        self.sidebar_button.setCheckable(True)
+        self.sidebar_button.setToolTip("Show or hide the questions and endpoint (Ctrl+B)")
+        self.sidebar_button.setFont(ui_font(self.scale, 0))
+        self.sidebar_button.toggled.connect(self._sidebar_toggled)
+        QShortcut(QKeySequence("Ctrl+B"), self, self.sidebar_button.toggle)
+        bar.addWidget(self.sidebar_button)
         self.run_button = QPushButton("▶  Run")
         self.run_button.setObjectName("run")
         self.run_button.setFont(ui_font(self.scale, 1, bold=True))
@@ -246,15 +258,13 @@ class MainWindow(QMainWindow):
         self.sequential.toggled.connect(self._inputs_changed)
         self.endpoint_button = QToolButton()
         self.endpoint_button.setToolTip("Choose the endpoint")
-        self.endpoint_button.clicked.connect(lambda: self.sidebar.setCurrentIndex(1))
+        self.endpoint_button.clicked.connect(self._show_endpoint)
         bar.addWidget(self.run_button)
         bar.addWidget(self.stop_button)
         bar.addSeparator()
-        bar.addWidget(QLabel("Mode"))
-        bar.addWidget(self.mode)
+        bar.addWidget(self.mode)  # its items say what they are: no "Mode" caption
         bar.addWidget(self.sequential)
         bar.addSeparator()
-        bar.addWidget(QLabel("Endpoint"))
         bar.addWidget(self.endpoint_button)
         spacer = QWidget()
         spacer.setSizePolicy(
@@ -289,6 +299,28 @@ class MainWindow(QMainWindow):
             }
         )
         self._persist.request()
+
+    # -- sidebar --------------------------------------------------------------------------------
+    def set_sidebar_shown(self, shown: bool, remember: bool = True) -> None:
+        """Show or hide the questions/endpoint sidebar; ``remember`` keeps the choice in the
+        settings for the next start."""
+        self._remember_sidebar = remember
+        if self.sidebar_button.isChecked() == shown:
+            self._sidebar_toggled(shown)
+        else:
+            self.sidebar_button.setChecked(shown)
+        self._remember_sidebar = True
+
+    def _sidebar_toggled(self, shown: bool) -> None:
+        self.sidebar.setVisible(shown)
+        self.sidebar_button.setText("◀ Questions" if shown else "Questions ▶")
+        if getattr(self, "_remember_sidebar", True):
+            self.settings = self.settings.model_copy(update={"sidebar_collapsed": not shown})
+            self._persist.request()
+
+    def _show_endpoint(self) -> None:
+        self.set_sidebar_shown(True)
+        self.sidebar.setCurrentIndex(1)
 
     def _toggle_theme(self) -> None:
         new = "light" if self.settings.theme == "dark" else "dark"
@@ -379,6 +411,9 @@ class MainWindow(QMainWindow):
         self.timeline.clear()
         self.summary.clear("Starting…")
         self._questions = questions
+        labels = self.questions.labels() if questions == self.questions.questions() else []
+        self._labels = labels if len(labels) == len(questions) else []
+        self._labels = self._labels or [question_label(q) for q in questions]
         for index, spec in enumerate(plan.requests):
             self._make_pane(index, spec.group, spec.questions)
         self.grid.relayout_now()
@@ -409,7 +444,7 @@ class MainWindow(QMainWindow):
         self.state = state
         questions = self._questions
         state.subscribe(self._on_event)
-        self.timeline.bind(state, questions)
+        self.timeline.bind(state, questions, self._labels)
         self.summary.bind(state)
         self.statusBar().showMessage("Running… (Esc stops)")
 
@@ -454,7 +489,8 @@ class MainWindow(QMainWindow):
         else:
             q = questions_of[0]
             text = questions[q] if q < len(questions) else ""
-            pane = RequestPane(f"Q{q + 1}", shorten(text, 80), lane_hex(q), self.theme, self.scale)
+            label = self._labels[q] if q < len(self._labels) else question_label(text)
+            pane = RequestPane(f"Q{q + 1}", label, lane_hex(q), self.theme, self.scale)
             pane.title.setToolTip(text)
             self.grid.add(pane)
             n = len(self.grid.panes)
@@ -488,6 +524,11 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._sized:
             self._sized = True
+            chosen = self.settings.sidebar_collapsed
+            if chosen is None:  # not chosen yet: a narrow window (a projector) hides it
+                self.set_sidebar_shown(self.width() >= 1000 * self.scale, remember=False)
+            else:
+                self.set_sidebar_shown(not chosen, remember=False)
             # the questions column: up to 380 px (scaled), at most 30 % of a small window
             side = min(int(380 * self.scale), int(self.width() * 0.3))
             self._outer.setSizes([side, max(self.width() - side, 1)])

@@ -98,6 +98,9 @@ class ElidedLabel(QLabel):
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._variants = [text]
+        #: When even the shortest wording does not fit: show nothing (True: figures, whose
+        #: full text stays on hover) rather than a cut "TT…" (False: names).
+        self.drop_when_narrow = False
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(30)
         self.setText(text)
@@ -117,12 +120,14 @@ class ElidedLabel(QLabel):
         metrics = self.fontMetrics()
         width = max(10, self.width())
         shown = metrics.elidedText(self._variants[-1], Qt.TextElideMode.ElideRight, width)
+        if self.drop_when_narrow and shown != self._variants[-1]:
+            shown = ""
         for text in self._variants[:-1]:
             if metrics.horizontalAdvance(text) <= width:
                 shown = text
                 break
         super().setText(shown)
-        if len(self._variants) > 1:  # the dropped figures on hover (plain labels keep theirs)
+        if len(self._variants) > 1 or self.drop_when_narrow:  # dropped figures on hover
             self.setToolTip("" if shown == self._variants[0] else self._variants[0])
 
     def resizeEvent(self, event: QResizeEvent) -> None:
@@ -210,6 +215,8 @@ class RequestPane(QFrame):
         self._soft.setAlpha(90)
         self._panel = QColor(theme.panel)
         self.trace: RequestTrace | None = None
+        #: Many panes: header and the last lines only (:meth:`set_compact`).
+        self.compact = False
         self._parts = 0
         self._reasoning_parts = 0
         self._header = ""
@@ -238,6 +245,7 @@ class RequestPane(QFrame):
         self.state.setFont(ui_font(scale, -0.5, bold=True))
         self.stats = ElidedLabel("—")
         self.stats.setObjectName("paneStats")
+        self.stats.drop_when_narrow = True
         self.stats.setFont(ui_font(scale, -0.5))
         stats_row = QHBoxLayout()
         stats_row.setSpacing(10)
@@ -270,7 +278,7 @@ class RequestPane(QFrame):
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.hide()
 
-        lay = QVBoxLayout(self)
+        lay = self._box = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 8)
         lay.setSpacing(4)
         lay.addLayout(head)
@@ -280,6 +288,51 @@ class RequestPane(QFrame):
         lay.addWidget(self.text, 1)
         lay.addWidget(self.error)
         self._update_header()
+
+    # -- layout ---------------------------------------------------------------------------------
+    def header_min_width(self) -> int:
+        """Pixels the header row needs to show the badge, the whole label and the expand
+        button (the grid never makes a pane narrower: figures drop, the label stays)."""
+        margins = self._box.contentsMargins()
+        label = self.title.fontMetrics().horizontalAdvance(self.title.full_text())
+        return (
+            margins.left()
+            + margins.right()
+            + self.badge.width()
+            + label
+            + self.focus_button.sizeHint().width()
+            + 2 * 8  # the row's spacing
+            + 4
+        )
+
+    def set_compact(self, compact: bool) -> None:
+        """Compact (many panes): header, state and figures, and the last two lines of the
+        answer, which follows the end; reasoning stays behind its toggle."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        policy = (
+            Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+            if compact
+            else Qt.ScrollBarPolicy.ScrollBarAsNeeded
+        )
+        self.text.setVerticalScrollBarPolicy(policy)
+        lines = self.text.fontMetrics().lineSpacing() * 2 + 2 * self.text.frameWidth() + 8
+        self.text.setMaximumHeight(lines if compact else 16777215)
+        self.text.setMinimumHeight(lines if compact else 0)
+        if compact:
+            self.reasoning.hide()
+        bar = self.text.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def compact_height(self) -> int:
+        """Height of a compact pane: header, state row and two lines of text."""
+        lay = self._box
+        m = lay.contentsMargins()
+        head = max(self.badge.height(), self.title.sizeHint().height())
+        stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
+        lines = self.text.fontMetrics().lineSpacing() * 2 + 2 * self.text.frameWidth() + 8
+        return m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2
 
     # -- binding --------------------------------------------------------------------------------
     def bind(self, trace: RequestTrace) -> None:
@@ -405,6 +458,8 @@ class CombinedPane(RequestPane):
             parent,
         )
         self.scale = scale
+        n = n_questions  # a narrow column shortens the title before cutting it
+        self.title.set_variants([f"{n} questions in one prompt", f"{n} questions", f"{n} in 1"])
         self._headed: set[int] = set()
         self._utf16 = 0  # document length in UTF-16 units
         self._text_len = 0  # the same text's length in code points

@@ -45,6 +45,13 @@ class SummaryStrip(QFrame):
         self.headline.setFont(ui_font(scale, 5, bold=True))
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setWordWrap(True)  # a narrow window wraps it rather than growing
+        #: The payoff line, second-biggest text on screen: when the last answer appeared
+        #: in the combined reply vs in parallel.
+        self.payoff = QLabel("")
+        self.payoff.setFont(ui_font(scale, 2.5))
+        self.payoff.setTextFormat(Qt.TextFormat.RichText)
+        self.payoff.setWordWrap(True)
+        self.payoff.hide()
         self.details = QLabel("")
         self.details.setObjectName("hint")
         self.details.setFont(ui_font(scale, 0.5))
@@ -54,6 +61,7 @@ class SummaryStrip(QFrame):
         lay.setContentsMargins(14, 8, 14, 10)
         lay.setSpacing(2)
         lay.addWidget(self.headline)
+        lay.addWidget(self.payoff)
         lay.addWidget(self.details)
         self.throttle = Throttle(self.refresh, 100, self)
 
@@ -63,6 +71,7 @@ class SummaryStrip(QFrame):
         self.predictions = None
         self.headline.setText(text)
         self.details.setText("")
+        self.payoff.hide()
 
     def bind(self, state: RunState) -> None:
         """Summarise ``state`` from now on."""
@@ -70,6 +79,7 @@ class SummaryStrip(QFrame):
         self.predictions = None
         self.headline.setText("Sending…")
         self.details.setText("")
+        self.payoff.hide()
         state.subscribe(lambda _ev: self.throttle.request())
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
@@ -139,9 +149,11 @@ class SummaryStrip(QFrame):
         if c is not None and p is not None:
             cs, ps = c.answer_start_s.get(last), p.answer_start_s.get(last)
             if cs is not None or ps is not None:
-                parts.append(
-                    f"answer {n} starts at <b>{_s(cs, 2)}</b> combined vs <b>{_s(ps, 2)}</b> parallel"
+                self.payoff.setText(
+                    f"answer {n} appeared after <b>{_s(cs, 2)}</b> in the combined reply vs "
+                    f"<b>{_s(ps, 2)}</b> in parallel"
                 )
+                self.payoff.show()
             if c.all_started_s is not None and p.all_started_s is not None:
                 parts.append(
                     f"all answers started {_s(c.all_started_s, 2)} vs {_s(p.all_started_s, 2)}"

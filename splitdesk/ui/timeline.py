@@ -19,19 +19,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QCursor, QFontMetrics
-from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QCursor, QFont, QFontMetrics
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QVBoxLayout, QWidget
 
+from splitdesk.core.labels import question_label
 from splitdesk.core.metrics import RequestFigures, request_figures
 from splitdesk.core.predict import PredictedRequest
-from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, ui_font
 from splitdesk.ui.throttle import Throttle
 
 BAR_HEIGHT = 0.62
 LIVE_MS = 33
+#: Lanes are at least this many lines of their names' text apart.
+LANE_PITCH = 1.25
 
 
 def ttft_text(f: RequestFigures) -> str:
@@ -68,6 +70,14 @@ class Timeline(QWidget):
         self.scale = scale
         self.state: RunState | None = None
         self.questions: list[str] = []
+        #: Each question's short label (lane names: "Q3 Inflation").
+        self.question_labels: list[str] = []
+        #: Lane layout: the first lane shown, how many fit, the lane-name font (smaller
+        #: when lanes crowd) and the names as shown on the axis.
+        self.lane_top = 0
+        self.lanes_shown = 0
+        self.lane_font = ui_font(scale, 0)
+        self.shown_names: list[str] = []
         self.predictions: list[PredictedRequest] | None = None
         self.bars: list[Bar] = []
         self.lanes: list[str] = []
@@ -153,7 +163,17 @@ class Timeline(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addWidget(self.legend)
-        lay.addWidget(self.plot, 1)
+        #: Beside the plot when more lanes exist than fit at a readable pitch.
+        self.lane_bar = QScrollBar(Qt.Orientation.Vertical)
+        self.lane_bar.setToolTip("More lanes: scroll")
+        self.lane_bar.hide()
+        self.lane_bar.valueChanged.connect(lambda _v: self._set_lane_ticks())
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.plot, 1)
+        row.addWidget(self.lane_bar)
+        lay.addLayout(row, 1)
 
         self.throttle = Throttle(self.refresh, LIVE_MS, self)
         self._ticker = QTimer(self)
@@ -179,18 +199,23 @@ class Timeline(QWidget):
         return (
             f"<span style='color:{t.waiting}'>▨</span> waiting for first token &nbsp;&nbsp;"
             f"<span style='color:{lane_hex(0)}'>■</span><span style='color:{lane_hex(1)}'>■</span>"
-            f"<span style='color:{lane_hex(2)}'>■</span> streaming (one colour per question; numbered "
-            f"segments = answers inside the combined reply) &nbsp;&nbsp;"
+            f"<span style='color:{lane_hex(2)}'>■</span> streaming (numbers: answers inside the "
+            f"combined reply) &nbsp;&nbsp;"
             f"<span style='color:{t.accent};{sw}'>┆</span> now &nbsp;&nbsp;"
-            f"<span style='color:{t.muted}'>┄▭</span> predicted by the cost model"
+            f"<span style='color:{t.muted}'>┄▭</span> predicted"
         )
 
     # -- binding --------------------------------------------------------------------------------
-    def bind(self, state: RunState, questions: list[str]) -> None:
-        """Draw ``state`` from now on (clears the previous run). Many lanes repaint less
+    def bind(self, state: RunState, questions: list[str], labels: list[str] | None = None) -> None:
+        """Draw ``state`` from now on (clears the previous run); ``labels`` are the
+        questions' short labels (default: derived from the texts). Many lanes repaint less
         often: a 64-lane picture costs ~10 ms, and the measurement shares the CPU."""
         self.state = state
         self.questions = questions
+        if labels is None or len(labels) != len(questions):
+            labels = [question_label(q) for q in questions]
+        self.question_labels = labels
+        self.lane_bar.setValue(0)
         self._show_idle(False)
         interval = LIVE_MS if len(questions) <= 16 else 3 * LIVE_MS
         self._ticker.setInterval(interval)
@@ -253,8 +278,8 @@ class Timeline(QWidget):
         if r.group == "sequential":
             return "Sequential"
         q = r.questions[0]
-        text = self.questions[q] if q < len(self.questions) else ""
-        return f"Q{q + 1} {shorten(text, 22)}"
+        label = self.question_labels[q] if q < len(self.question_labels) else ""
+        return f"Q{q + 1} {label}".rstrip()
 
     # -- painting -------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -488,35 +513,103 @@ class Timeline(QWidget):
             self.marks.show()
         else:
             self.marks.hide()
-        self._draw_labels(seg_labels, end_labels)
         self._set_lane_ticks()
         xmax = max([b.x1 for b in bars] + [1.0])
         # room right of the longest bar for its end label ("12.0 s"), however narrow the plot
         label_px = QFontMetrics(ui_font(self.scale, 0, bold=True)).horizontalAdvance("000.0 s")
         plot_px = max(self.plot.getPlotItem().getViewBox().width(), 2 * label_px)
-        self.plot.setXRange(0, xmax * max(1.08, plot_px / (plot_px - label_px)), padding=0)
-        self.plot.setYRange(-0.6, max(n_lanes, 1) - 0.4, padding=0)
+        self._x_span = xmax * max(1.08, plot_px / (plot_px - label_px))
+        self.plot.setXRange(0, self._x_span, padding=0)
+        self._draw_labels(seg_labels, end_labels)
 
     def _set_lane_ticks(self) -> None:
         """Lane names on the left axis, which is made as wide as the widest (pyqtgraph
-        silently drops a tick label that does not fit). When lanes are closer than a line
-        of text, names shrink to their badge ("Q7") so they do not overlap."""
-        metrics = QFontMetrics(ui_font(self.scale, 0))
-        pitch = self.plot.getPlotItem().getViewBox().height() / max(len(self.lanes), 1)
-        crowded = pitch < metrics.height() * 1.15
-        wanted = [*self.lanes, str(crowded)]
+        silently drops a tick label that does not fit), and the lanes' vertical layout.
+
+        Lanes never get closer than a line of their names' text: when all lanes do not fit
+        at the normal size, names shrink to a smaller font; when they still do not fit,
+        the timeline shows as many as fit and a scroll bar beside the plot reaches the
+        rest. Names shrink to their badge ("Q7") when full names would take more than a
+        quarter of the timeline's width."""
+        n = len(self.lanes)
+        vb_h = self.plot.getPlotItem().getViewBox().height()
+        font = ui_font(self.scale, 0)
+        if vb_h > 0 and n * QFontMetrics(font).height() * LANE_PITCH > vb_h:
+            font = ui_font(self.scale, -2)  # smaller names before scrolling
+        pitch = QFontMetrics(font).height() * LANE_PITCH
+        fit = max(1, int(vb_h // pitch)) if vb_h > 0 else max(n, 1)
+        shown = min(max(n, 1), fit)
+        extra = max(0, n - shown)
+        if self.lane_bar.maximum() != extra:
+            self.lane_bar.setRange(0, extra)
+        self.lane_bar.setPageStep(shown)
+        if self.lane_bar.isHidden() == (extra > 0):
+            self.lane_bar.setVisible(extra > 0)
+        top = min(self.lane_bar.value(), extra)
+        self.lane_top, self.lanes_shown = top, shown
+        self.plot.setYRange(top - 0.6, top + shown - 0.4, padding=0)
+        metrics = QFontMetrics(font)
+        full = [n_.replace(" in 1)", ")") if extra else n_ for n_ in self.lanes]
+        widest_full = max((metrics.horizontalAdvance(x) for x in full), default=0)
+        short = widest_full > 0.25 * max(self.plot.width(), 1)
+        names = [x.split(" ", 1)[0] if short and x[:1] == "Q" else x for x in full]
+        if short:
+            names = [x.replace(" in 1)", ")") for x in names]
+        wanted = [*names, font.toString()]
         if wanted == self._ticked:
             return  # setTicks regenerates the axis picture: only when the lanes change
         self._ticked = wanted
+        self.lane_font = font
+        self.shown_names = names
         axis = self.plot.getPlotItem().getAxis("left")
-        limit = int(260 * self.scale)
-        shown = [n.split(" ", 1)[0] if crowded and n[:1] == "Q" else n for n in self.lanes]
-        if crowded:
-            shown = [n.replace(" in 1)", ")") for n in shown]
-        names = [metrics.elidedText(n, Qt.TextElideMode.ElideRight, limit) for n in shown]
-        widest = max((metrics.horizontalAdvance(n) for n in names), default=40)
+        axis.setStyle(tickFont=font)
+        widest = max((metrics.horizontalAdvance(x) for x in names), default=40)
         axis.setWidth(widest + int(24 * self.scale))
         axis.setTicks([[(float(i), name) for i, name in enumerate(names)]])
+        for label in self.labels:
+            label.setFont(self._label_font())
+
+    def _label_font(self) -> QFont:
+        """Numbers and end labels in the lanes: bold, as tall as the lane names."""
+        font = QFont(self.lane_font)
+        font.setBold(True)
+        return font
+
+    def lane_name_rects(self) -> list[tuple[str, QRectF]]:
+        """Where each shown lane's name is drawn, in plot-widget pixels: right-aligned in
+        the left axis, centred on its lane (for layout checks)."""
+        item = self.plot.getPlotItem()
+        vb, axis = item.getViewBox(), item.getAxis("left")
+        metrics = QFontMetrics(self.lane_font)
+        right = axis.sceneBoundingRect().right() - axis.style["tickTextOffset"][0] - 5
+        out = []
+        for lane in range(self.lane_top, self.lane_top + self.lanes_shown):
+            if lane >= len(self.shown_names):
+                break
+            name = self.shown_names[lane]
+            y = vb.mapViewToScene(QPointF(0, lane)).y()
+            w, h = metrics.horizontalAdvance(name), metrics.height()
+            out.append((name, QRectF(right - w, y - h / 2, w, h)))
+        return out
+
+    def lane_rects(self) -> list[tuple[int, QRectF]]:
+        """Each shown lane's band (its bars' height) in plot-widget pixels."""
+        vb = self.plot.getPlotItem().getViewBox()
+        out = []
+        for lane in range(self.lane_top, min(self.lane_top + self.lanes_shown, len(self.lanes))):
+            top = vb.mapViewToScene(QPointF(0, lane - BAR_HEIGHT / 2))
+            bottom = vb.mapViewToScene(QPointF(0, lane + BAR_HEIGHT / 2))
+            r = vb.sceneBoundingRect()
+            out.append((lane, QRectF(r.left(), top.y(), r.width(), bottom.y() - top.y())))
+        return out
+
+    def text_rects(self) -> list[tuple[str, QRectF]]:
+        """Every number and end label shown in the lanes, in plot-widget pixels."""
+        return [
+            (label.toPlainText(), label.sceneBoundingRect())
+            for label in self.labels
+            if label.isVisible()
+        ]
 
     def _brush(self, color: str) -> QBrush:
         brush = self._brushes.get(color)
@@ -529,16 +622,38 @@ class Timeline(QWidget):
         seg_labels: list[tuple[float, int, str, str]],
         end_labels: list[tuple[float, int, str]],
     ) -> None:
-        wanted = len(seg_labels) + len(end_labels)
-        while len(self.labels) < wanted:
+        """Numbers and end labels in the lanes, never on top of one another: end labels
+        first, then each answer number that has room on its lane (a segment too narrow
+        for its number keeps it in the hover text)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        px_per_s = vb.width() / max(getattr(self, "_x_span", 1.0), 1e-9)
+        metrics = QFontMetrics(self._label_font())
+        taken: dict[int, list[tuple[float, float]]] = {}
+
+        def fits(x: float, lane: int, text: str) -> bool:
+            left = x * px_per_s
+            right = left + metrics.horizontalAdvance(text) + 8  # TextItem's margin
+            spans = taken.setdefault(lane, [])
+            if any(left < r and l_ < right for l_, r in spans):
+                return False
+            spans.append((left, right))
+            return True
+
+        ends = [(x, lane, text, self.theme.text) for x, lane, text in end_labels]
+        ends = [it for it in ends if fits(it[0], it[1], it[2])]
+        items = [
+            (x, lane, text, ink_on(color))
+            for x, lane, text, color in seg_labels
+            if fits(x, lane, text)
+        ] + ends  # numbers in lane order, then the end labels
+        while len(self.labels) < len(items):
             label = pg.TextItem(anchor=(0, 0.5))
-            label.setFont(ui_font(self.scale, 0, bold=True))
+            label.textItem.document().setDocumentMargin(1)  # as tall as its line: lanes pack
+            label.setFont(self._label_font())
             self.plot.addItem(label)
             self.labels.append(label)
-        for label in self.labels[wanted:]:
+        for label in self.labels[len(items) :]:
             label.hide()
-        items = [(x, lane, text, ink_on(color)) for x, lane, text, color in seg_labels]
-        items += [(x, lane, text, self.theme.text) for x, lane, text in end_labels]
         for label, (x, lane, text, color) in zip(self.labels, items, strict=False):
             if label.toPlainText() != text or label.color != QColor(color):
                 label.setText(text, color=color)  # re-renders: only when it changed

@@ -1,0 +1,344 @@
+"""The window is legible at every size and N: nothing overlaps, nothing is cut.
+
+Each case lays the real window out offscreen at a screen size and text scale (1024×768,
+1280×720 ×1.5, 1920×1080 ×1.5, 2560×1440 ×2) with N = 2, 5, 8, 16, 32 questions, fills it
+with the events of a real run (recorded once per N from the built-in endpoint over
+loopback HTTP, replayed through a fresh :class:`RunState` exactly as a live run feeds
+it), and checks from widget geometry that toolbar buttons, pane headers, lane names,
+lanes and lane labels neither overlap nor are clipped, and that every parallel pane is on
+screen or reachable through a visible scroll bar and a "+k more" note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from PySide6.QtCore import QRect, QRectF
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QLabel, QWidget
+from ui.conftest import wait_signal, wait_until
+
+from splitdesk.core.events import RunEvent
+from splitdesk.core.labels import question_label
+from splitdesk.core.plans import RunPlan, make_plan
+from splitdesk.core.questions import Question, QuestionSet, builtin_sets
+from splitdesk.core.run_state import RunState
+from splitdesk.core.runner import RunConfig, Runner
+from splitdesk.core.settings import AppSettings
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.providers.base import EndpointConfig
+from splitdesk.ui.controller import RunController
+from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.main_window import MainWindow
+from splitdesk.ui.panes import ElidedLabel, RequestPane
+from splitdesk.ui.theme import DARK, apply_theme
+
+SIZES = [((1024, 768), 1.0), ((1280, 720), 1.5), ((1920, 1080), 1.5), ((2560, 1440), 2.0)]
+NS = [2, 5, 8, 16, 32]
+
+#: Questions without titles: their labels are derived from the text.
+UNTITLED = [
+    "How does a heat pump move warm air out of a cold garden?",
+    "What makes sourdough bread rise without baker's yeast?",
+    "Why do cats purr when they are content?",
+    "How do noise-cancelling headphones remove sound?",
+    "What is the difference between weather and climate?",
+    "How does GPS work out where my phone is?",
+    "Why does ice float on water?",
+    "How do bees find their way back to the hive?",
+    "What does a compiler do with my source code?",
+    "Why do onions make people cry?",
+    "How does a credit score get calculated?",
+    "What causes the northern lights?",
+    "How do solar panels turn light into electricity?",
+    "Why is the ocean salty but rivers are not?",
+    "How does a vaccine cold chain keep doses usable?",
+    "What makes a bridge able to carry heavy trucks?",
+]
+
+
+def question_set(n: int) -> QuestionSet:
+    """``n`` questions: the built-in sets' titled ones first, then untitled ones."""
+    sets = builtin_sets()
+    titled = [
+        q
+        for key in ("everyday-five", "eight-technical", "three-short")
+        for q in sets[key].questions
+    ]
+    questions = (titled + [Question(text=t) for t in UNTITLED])[:n]
+    assert len(questions) == n
+    return QuestionSet(title=f"{n} questions", questions=questions)
+
+
+_recorded: dict[int, tuple[RunPlan, list[str], list[RunEvent]]] = {}
+
+
+async def recorded_run(sim: Any, n: int) -> tuple[RunPlan, list[str], list[RunEvent]]:
+    """The plan, questions and events of one real side-by-side run of ``n`` questions on
+    the built-in endpoint (short answers), recorded once per ``n`` for every size."""
+    if n not in _recorded:
+        questions = question_set(n).texts
+        plan = make_plan("side-by-side", questions, CombinedTemplate(), 12)
+        events: list[RunEvent] = []
+        endpoint = EndpointConfig(sim.openai_base_url, "openai-chat", "splitdesk-sim")
+        await Runner(RunConfig(endpoint), events.append).run(questions, plan)
+        _recorded[n] = (plan, questions, events)
+    return _recorded[n]
+
+
+@pytest_asyncio.fixture
+async def window_at(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
+    """Build a window at a size and text scale (the app's theme applied at that scale as
+    ``splitdesk --scale`` does); closed, and the app's look restored, afterwards."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    saved = (app.font(), app.styleSheet(), app.palette())
+    app.setQuitOnLastWindowClosed(False)  # as in splitdesk.app
+    collector = GuiGarbageCollector()  # as in splitdesk.app: Qt objects die on this thread
+    made: list[MainWindow] = []
+
+    def make(size: tuple[int, int], scale: float, settings: AppSettings) -> MainWindow:
+        apply_theme(app, DARK, scale)
+        window = MainWindow(settings, RunController(), DARK, scale)
+        window.resize(*size)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        if not window._closed:
+            window.close()
+            await wait_signal(window.closed, 10)
+        window.deleteLater()
+    app.setStyleSheet(saved[1])
+    app.setFont(saved[0])
+    app.setPalette(saved[2])
+    collector.stop()
+
+
+async def replay_into(
+    window: MainWindow, plan: RunPlan, questions: list[str], events: list[RunEvent]
+) -> RunState:
+    """Feed a recorded run to ``window`` through its controller's signals, as a live run."""
+    controller = window.controller
+    controller.runPlanned.emit(plan, questions)
+    state = RunState()
+    controller.runStarted.emit(state)
+    for ev in events:
+        state.apply(ev)
+    controller.runFinished.emit(state)
+    await settled(window)
+    return state
+
+
+async def settled(window: MainWindow) -> None:
+    """Wait until the layout stops changing (deferred relayouts and repaints done)."""
+    last: tuple[Any, ...] | None = None
+    same = 0
+
+    def snapshot() -> tuple[Any, ...]:
+        vb = window.timeline.plot.getPlotItem().getViewBox()
+        return (
+            window.grid.viewport().size().toTuple(),
+            window.grid._columns,
+            window.grid.compact,
+            window.grid.more_label.text(),
+            round(vb.height()),
+            window.timeline.lanes_shown,
+            tuple(window.timeline.shown_names),
+            tuple(p.stats.text() for p in window.grid.panes),
+        )
+
+    def stable() -> bool:
+        nonlocal last, same
+        now = snapshot()
+        same = same + 1 if now == last else 0
+        last = now
+        return same >= 3
+
+    await wait_until(stable, 10)
+    await asyncio.sleep(0)
+
+
+def rect_in(widget: QWidget, ancestor: QWidget) -> QRect:
+    """``widget``'s rectangle in ``ancestor``'s coordinates."""
+    return QRect(widget.mapTo(ancestor, widget.rect().topLeft()), widget.size())
+
+
+def assert_disjoint(named: list[tuple[str, QRect | QRectF]], what: str) -> None:
+    for i, (a, ra) in enumerate(named):
+        for b, rb in named[i + 1 :]:
+            inter = QRectF(ra).intersected(QRectF(rb))
+            assert inter.width() < 1 or inter.height() < 1, f"{what}: {a!r} overlaps {b!r}"
+
+
+def text_fits(label: QLabel) -> None:
+    """The label's shown text fits its contents rectangle on one line."""
+    text = label.text()
+    if "<" in text:  # rich text: measure what is shown
+        doc_text = label.property("plain") or QLabel().text()
+        del doc_text
+        from PySide6.QtGui import QTextDocument
+
+        doc = QTextDocument()
+        doc.setHtml(text)
+        text = doc.toPlainText()
+    advance = QFontMetrics(label.font()).horizontalAdvance(text)
+    assert advance <= label.contentsRect().width() + 1, (
+        f"{text!r} needs {advance} px, has {label.contentsRect().width()}"
+    )
+
+
+def check_pane_header(pane: RequestPane, label: str | None) -> None:
+    title = pane.title
+    assert isinstance(title, ElidedLabel)
+    if label is not None:  # figures go before the label is cut
+        assert title.text() == label, f"pane header shows {title.text()!r}, label {label!r}"
+    else:
+        assert title.text() in title._variants, f"header cut: {title.text()!r}"
+    text_fits(title)
+    text_fits(pane.state)
+    stats = pane.stats
+    assert stats.text() == "" or stats.text() in stats._variants, f"figures cut: {stats.text()!r}"
+    text_fits(stats)
+    parts = [
+        ("badge", rect_in(pane.badge, pane)),
+        ("title", rect_in(title, pane)),
+        ("expand", rect_in(pane.focus_button, pane)),
+    ]
+    assert_disjoint(parts, f"header of {label or 'combined'}")
+    for name, r in parts:
+        assert pane.rect().contains(r), f"{name} sticks out of its pane"
+
+
+def check_toolbar(window: MainWindow) -> None:
+    bar = window.run_button.parentWidget()
+    assert bar is not None
+    widgets = [
+        w
+        for w in bar.findChildren(QWidget)
+        if isinstance(w, QAbstractButton | QComboBox) and w.isVisible() and w.parentWidget() is bar
+    ]
+    for must in (window.run_button, window.stop_button, window.endpoint_button, window.mode):
+        assert must.isVisible(), f"toolbar: {must.objectName() or must.text()} is not shown"
+    for w in widgets:
+        assert w.width() >= w.sizeHint().width(), f"toolbar: {w!r} clipped"
+    assert_disjoint([(repr(w), rect_in(w, bar)) for w in widgets], "toolbar")
+
+
+def check_timeline(window: MainWindow, n: int, labels: list[str]) -> None:
+    timeline = window.timeline
+    assert len(timeline.lanes) == n + 1
+    assert timeline.lanes[1:] == [f"Q{q + 1} {labels[q]}" for q in range(n)]
+    names = timeline.lane_name_rects()
+    assert names, "no lane name shown"
+    for name, _r in names:
+        assert "…" not in name
+    for lane, (name, _r) in enumerate(names, start=timeline.lane_top):
+        full = timeline.lanes[lane]
+        assert name in (full, full.split(" ", 1)[0], full.replace(" in 1)", ")")), name
+    assert_disjoint([(n_, r) for n_, r in names], "lane names")
+    axis = timeline.plot.getPlotItem().getAxis("left")
+    left = axis.sceneBoundingRect().left()
+    for name, r in names:
+        assert r.left() >= left - 0.5, f"lane name {name!r} cut by the axis edge"
+    lanes = timeline.lane_rects()
+    assert_disjoint([(str(i), r) for i, r in lanes], "lanes")
+    vb = timeline.plot.getPlotItem().getViewBox().sceneBoundingRect()
+    for i, r in lanes:
+        assert vb.top() - 0.5 <= r.top() and r.bottom() <= vb.bottom() + 0.5, f"lane {i} cut"
+    texts = [(t, r) for t, r in timeline.text_rects() if vb.intersects(r)]
+    assert_disjoint(texts, "timeline labels")
+    for t, r in texts:
+        assert r.right() <= vb.right() + 1, f"{t!r} cut at the right edge"
+    if timeline.lanes_shown < len(timeline.lanes):  # the rest is reachable, visibly
+        assert timeline.lane_bar.isVisible()
+        assert timeline.lane_bar.maximum() == len(timeline.lanes) - timeline.lanes_shown
+    else:
+        assert not timeline.lane_bar.isVisible()
+
+
+def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
+    grid = window.grid
+    assert len(grid.panes) == n
+    inner = grid.widget()
+    assert_disjoint([(p.badge.text(), rect_in(p, inner)) for p in grid.panes], "panes")
+    hidden = grid.hidden_panes()
+    for q, pane in enumerate(grid.panes):
+        if pane not in hidden:
+            check_pane_header(pane, labels[q])
+            assert pane.text.toPlainText(), f"Q{q + 1} shows no text"
+    if hidden:  # reachable in a way the screen shows
+        assert grid.verticalScrollBar().isVisible()
+        assert grid.more_label.isVisible()
+        assert grid.more_label.text().startswith(f"+{len(hidden)} more")
+        text_fits(grid.more_label)
+    else:
+        assert not grid.more_label.isVisible()
+    if n > 8:
+        assert grid.compact, "many panes are compact"
+
+
+def check_text_sizes(window: MainWindow) -> None:
+    """The headline is the biggest text on screen; the payoff line is second."""
+    summary = window.summary
+    assert summary.payoff.isVisible() and "appeared after" in summary.payoff.text()
+
+    def height(w: QWidget) -> int:
+        return QFontMetrics(w.font()).height()
+
+    others = [
+        w
+        for w in window.findChildren(QWidget)
+        if isinstance(w, QLabel | QAbstractButton | QComboBox)
+        and w.isVisible()
+        and w not in (summary.headline, summary.payoff)
+    ]
+    biggest = max(others, key=height)
+    assert height(summary.headline) > height(summary.payoff) > height(biggest), (
+        f"headline {height(summary.headline)} px, payoff {height(summary.payoff)} px, "
+        f"{biggest!r} {height(biggest)} px"
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize(("size", "scale"), SIZES, ids=lambda v: str(v))
+async def test_every_size_and_n_is_legible(
+    sim_batching: Any, window_at: Any, size: tuple[int, int], scale: float, n: int
+) -> None:
+    plan, questions, events = await recorded_run(sim_batching, n)
+    qs = question_set(n)
+    window = window_at(size, scale, AppSettings(question_set=qs))
+    await replay_into(window, plan, questions, events)
+    labels = [question_label(q.text, q.title) for q in qs.questions]
+    # the sidebar hides itself on a narrow window (a projector) until the user chooses
+    assert window.sidebar.isVisible() == (size[0] >= 1000 * scale)
+    check_toolbar(window)
+    combined = [p for p in window.panes.values() if p not in window.grid.panes]
+    assert len(combined) == 1
+    check_pane_header(combined[0], None)
+    check_grid(window, n, labels)
+    check_timeline(window, n, labels)
+    check_text_sizes(window)
+
+
+@pytest.mark.asyncio
+async def test_the_sidebar_choice_is_remembered(window_at: Any) -> None:
+    window = window_at((1920, 1080), 1.0, AppSettings())
+    await wait_until(lambda: window._sized, 5)
+    assert window.sidebar.isVisible() and window.settings.sidebar_collapsed is None
+    window.sidebar_button.click()
+    assert not window.sidebar.isVisible()
+    assert window._persisted().sidebar_collapsed is True
+    again = window_at((1920, 1080), 1.0, window._persisted())
+    await wait_until(lambda: again._sized, 5)
+    assert not again.sidebar.isVisible()
+    again.endpoint_button.click()  # choosing the endpoint brings the sidebar back
+    assert again.sidebar.isVisible() and again.sidebar.currentIndex() == 1
+    assert again._persisted().sidebar_collapsed is False
