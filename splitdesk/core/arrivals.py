@@ -467,6 +467,9 @@ class TimestampingBackend(httpcore.AsyncNetworkBackend):
             except OSError as exc:
                 sock.close()
                 last = exc
+            except BaseException:  # cancelled (Stop while connecting): never leak the socket
+                sock.close()
+                raise
         raise httpcore.ConnectError(str(last) if last else f"no address for {host}") from last
 
     async def connect_unix_socket(
