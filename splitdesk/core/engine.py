@@ -4,7 +4,8 @@ Painting dozens of panes on the GUI thread delays whatever else runs on that thr
 loop by milliseconds; timestamps taken there would carry that delay. Two ways out:
 
 * :class:`EngineProcess` (what the window uses): the engine in its own process, events
-  back as JSON lines. Nothing the window does can delay a stamp: own interpreter, own GIL.
+  back as JSON lines, typed and validated (:mod:`splitdesk.core.engine_protocol`).
+  Nothing the window does can delay a stamp: own interpreter, own GIL.
 * :class:`EngineThread`: a daemon thread with its own asyncio loop. Enough when the
   process has little else to do (benchmarks, tests); under heavy painting the GUI thread
   holds the GIL in long Qt calls and the engine thread waits (``benchmarks/ui_load.py``).
@@ -21,7 +22,6 @@ import collections
 import concurrent.futures
 import contextlib
 import itertools
-import json
 import os
 import subprocess
 import sys
@@ -30,7 +30,17 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from splitdesk.childproc import module_command
-from splitdesk.core.events import RunEvent, event_from_json
+from splitdesk.core.engine_protocol import (
+    CancelCommand,
+    EndLine,
+    ProtocolError,
+    Ready,
+    ReleaseCommand,
+    RunCommand,
+    decode_line,
+    encode,
+)
+from splitdesk.core.events import RunEvent
 from splitdesk.core.plans import RunPlan
 from splitdesk.core.runner import RunConfig, Runner
 
@@ -188,23 +198,25 @@ class EngineProcess:
         return self._proc is not None and self._proc.poll() is None
 
     def _read(self, proc: subprocess.Popen[bytes]) -> None:
+        """Reader thread: validate each line (:mod:`splitdesk.core.engine_protocol`) and
+        hand its event to its run; the GUI thread only pops typed events."""
         assert proc.stdout is not None
         for line in proc.stdout:
-            if line.startswith(b'{"ready"'):
+            try:
+                message = decode_line(line)
+            except ProtocolError as exc:
+                self.stderr_tail.append(f"bad line from the engine skipped: {exc}")
+                continue
+            if isinstance(message, Ready):
                 self._ready.set()
                 continue
-            # {"run":N,"event":…} or {"run":N,"end":…}: route by N without parsing the rest.
-            comma = line.find(b",", 7)
-            try:
-                run = self._runs.get(int(line[7:comma]))
-            except ValueError:
-                continue
+            run = self._runs.get(message.run)
             if run is None:
                 continue
-            if line.startswith(b'"end"', comma + 1):
-                run.finish(json.loads(line).get("error"))
+            if isinstance(message, EndLine):
+                run.finish(message.error)
             else:
-                run.lines.append(line)
+                run.events.append(message.event)
         for run in list(self._runs.values()):  # the process died under its runs
             run.finish("the engine process stopped unexpectedly")
 
@@ -213,12 +225,12 @@ class EngineProcess:
         for line in proc.stderr:
             self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
 
-    def send(self, command: dict[str, Any]) -> None:
-        """Write one command line (see the worker's docstring)."""
+    def send(self, command: RunCommand | ReleaseCommand | CancelCommand) -> None:
+        """Write one command line (:mod:`splitdesk.core.engine_protocol`)."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.poll() is not None:
             raise RuntimeError("the engine process is not running")
-        data = json.dumps(command, ensure_ascii=False).encode() + b"\n"
+        data = encode(command) + b"\n"
         with self._lock:
             proc.stdin.write(data)
             proc.stdin.flush()
@@ -227,20 +239,11 @@ class EngineProcess:
         self, config: RunConfig, questions: list[str], plan: RunPlan, gated: bool = False
     ) -> ProcessRun:
         """Start a run in the worker; returns its handle."""
-        from splitdesk.core.engine_worker import config_to_json, plan_to_json
-
         run = ProcessRun(self, next(self._ids))
         self._runs[run.id] = run
         run.future.add_done_callback(lambda _f: self._runs.pop(run.id, None))
         self.send(
-            {
-                "cmd": "run",
-                "run": run.id,
-                "config": config_to_json(config),
-                "questions": questions,
-                "plan": plan_to_json(plan),
-                "gated": gated,
-            }
+            RunCommand(run=run.id, config=config, questions=questions, plan=plan, gated=gated)
         )
         return run
 
@@ -267,22 +270,17 @@ class EngineProcess:
 class ProcessRun:
     """One run executing in an :class:`EngineProcess`; same interface as :class:`LiveRun`.
 
-    Event lines arrive on the reader thread; :meth:`drain` parses them on the caller's
-    thread. ``future`` completes when the run is over (with an exception if the worker
-    reported an error).
+    The reader thread appends the run's validated events to :attr:`events`; :meth:`drain`
+    takes them on the caller's thread. ``future`` completes when the run is over (with an
+    exception if the worker reported an error).
     """
 
     def __init__(self, engine: EngineProcess, run_id: int) -> None:
         self.id = run_id
-        self.lines: collections.deque[bytes] = collections.deque()
+        self.events: collections.deque[RunEvent] = collections.deque()
         self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._engine = engine
         self._released = False
-
-    @property
-    def events(self) -> collections.deque[bytes]:
-        """Undrained event lines (empty once everything was taken)."""
-        return self.lines
 
     def finish(self, error: str | None) -> None:
         if self.future.done():
@@ -295,10 +293,10 @@ class ProcessRun:
     def drain(self, limit: int | None = None) -> list[RunEvent]:
         """Events that arrived since the last call (at most ``limit``), oldest first."""
         out: list[RunEvent] = []
-        pop = self.lines.popleft
+        pop = self.events.popleft
         try:
             while limit is None or len(out) < limit:
-                out.append(event_from_json(json.loads(pop())["event"]))
+                out.append(pop())
         except IndexError:
             pass
         return out
@@ -307,16 +305,14 @@ class ProcessRun:
     def done(self) -> bool:
         return self.future.done()
 
-    def _send(self, cmd: str) -> None:
-        with contextlib.suppress(RuntimeError, OSError):  # the worker is gone: nothing to do
-            self._engine.send({"cmd": cmd, "run": self.id})
-
     def cancel(self) -> None:
         """Stop the run (its streams end as ``stopped``, partial text kept)."""
-        self._send("cancel")
+        with contextlib.suppress(RuntimeError, OSError):  # the worker is gone: nothing to do
+            self._engine.send(CancelCommand(run=self.id))
 
     def release(self) -> None:
         """Let a gated run send its first requests (idempotent)."""
         if not self._released:
             self._released = True
-            self._send("release")
+            with contextlib.suppress(RuntimeError, OSError):
+                self._engine.send(ReleaseCommand(run=self.id))

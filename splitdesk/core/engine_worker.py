@@ -8,9 +8,11 @@ and talks to it over its standard streams, one JSON document per line:
 * stdin, commands: ``{"cmd": "run", "run": 1, "config": …, "questions": […], "plan": …,
   "gated": true}``, ``{"cmd": "release", "run": 1}``, ``{"cmd": "cancel", "run": 1}``.
   End of input (the window closed or died) stops every run and the process.
-* stdout: ``{"ready": true}`` once, then ``{"run": 1, "event": …}`` per run event
-  (:func:`splitdesk.core.events.event_to_json`) and ``{"run": 1, "end": true,
-  "error": null}`` when a run is over.
+* stdout: ``{"ready": true}`` once, then ``{"run": 1, "event": …}`` per run event and
+  ``{"run": 1, "end": true, "error": null}`` when a run is over.
+
+Every line is a typed message of :mod:`splitdesk.core.engine_protocol`, validated on
+arrival; a command that does not validate is reported on stderr and skipped.
 
 Times inside events come from ``time.perf_counter_ns`` (``CLOCK_MONOTONIC``), the same
 clock as the window's. The API key travels in the ``run`` command only: never in
@@ -22,51 +24,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
 import sys
-from dataclasses import asdict
-from typing import Any
 
-from splitdesk.core.events import RunEvent, event_to_json
-from splitdesk.core.plans import Phase, RequestSpec, RunPlan
-from splitdesk.core.runner import RunConfig, Runner, Timeouts
-from splitdesk.providers.base import EndpointConfig
-
-
-def config_to_json(config: RunConfig) -> dict[str, Any]:
-    """A :class:`RunConfig` as JSON (the API key included: for the pipe only)."""
-    data = asdict(config)
-    data["endpoint"]["api_key"] = config.endpoint.api_key
-    return data
-
-
-def config_from_json(data: dict[str, Any]) -> RunConfig:
-    """Inverse of :func:`config_to_json`."""
-    data = dict(data)
-    data["endpoint"] = EndpointConfig(**data["endpoint"])
-    data["timeouts"] = Timeouts(**data["timeouts"])
-    return RunConfig(**data)
-
-
-def plan_to_json(plan: RunPlan) -> dict[str, Any]:
-    """A :class:`RunPlan` as JSON."""
-    return asdict(plan)
-
-
-def plan_from_json(data: dict[str, Any]) -> RunPlan:
-    """Inverse of :func:`plan_to_json`."""
-    phases = tuple(
-        Phase(
-            p["name"],
-            tuple(
-                RequestSpec(r["group"], tuple(r["questions"]), r["prompt"], r["max_tokens"])
-                for r in p["requests"]
-            ),
-            p["sequential"],
-        )
-        for p in data["phases"]
-    )
-    return RunPlan(data["mode"], phases)
+from splitdesk.core.engine_protocol import (
+    CancelCommand,
+    Command,
+    EndLine,
+    EventLine,
+    ProtocolError,
+    Ready,
+    ReleaseCommand,
+    RunCommand,
+    decode_command,
+    encode,
+)
+from splitdesk.core.events import RunEvent
+from splitdesk.core.runner import Runner
 
 
 class Worker:
@@ -77,56 +50,55 @@ class Worker:
         self.runners: dict[int, Runner] = {}
         self.gates: dict[int, asyncio.Event] = {}
         self.tasks: set[asyncio.Task[None]] = set()
-        self._lines: list[str] = []
-        self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        self._lines: list[bytes] = []
 
-    def write(self, doc: dict[str, Any]) -> None:
+    def write(self, message: Ready | EventLine | EndLine) -> None:
         """One line out, never blocking the loop. Lines written in one turn of the event
         loop leave in one pipe write at its end (one syscall per turn, not per event; the
         timestamps are already taken)."""
         if not self._lines:
             asyncio.get_running_loop().call_soon(self.flush)
-        self._lines.append(self._encode(doc))
+        self._lines.append(encode(message))
 
     def flush(self) -> None:
         """Hand the buffered lines to the pipe."""
         if self._lines:
-            self.out.write(("\n".join(self._lines) + "\n").encode())
+            self.out.write(b"\n".join(self._lines) + b"\n")
             self._lines.clear()
 
-    def handle(self, command: dict[str, Any]) -> None:
+    def handle(self, command: Command) -> None:
         """Carry out one command (see module docstring)."""
-        cmd, run_id = command.get("cmd"), command.get("run")
-        if not isinstance(run_id, int):
-            return
-        if cmd == "run":
-            self.start(run_id, command)
-        elif cmd == "release" and run_id in self.gates:
+        run_id = command.run
+        if isinstance(command, RunCommand):
+            self.start(command)
+        elif isinstance(command, ReleaseCommand) and run_id in self.gates:
             self.gates[run_id].set()
-        elif cmd == "cancel" and run_id in self.runners:
+        elif isinstance(command, CancelCommand) and run_id in self.runners:
             self.runners[run_id].cancel()
 
-    def start(self, run_id: int, command: dict[str, Any]) -> None:
-        gate = asyncio.Event() if command.get("gated") else None
+    def start(self, command: RunCommand) -> None:
+        """Start the run ``command`` asks for; its events and its end go to stdout."""
+        run_id = command.run
+        gate = asyncio.Event() if command.gated else None
         if gate is not None:
             self.gates[run_id] = gate
 
         def emit(event: RunEvent) -> None:
-            self.write({"run": run_id, "event": event_to_json(event)})
+            self.write(EventLine(run=run_id, event=event))
 
-        runner = Runner(config_from_json(command["config"]), emit, start_gate=gate)
+        runner = Runner(command.config, emit, start_gate=gate)
         self.runners[run_id] = runner
 
         async def go() -> None:
             error = None
             try:
-                await runner.run(list(command["questions"]), plan_from_json(command["plan"]))
+                await runner.run(list(command.questions), command.plan)
             except Exception as exc:  # reported to the window, which shows it
                 error = f"{type(exc).__name__}: {exc}"
             finally:
                 self.runners.pop(run_id, None)
                 self.gates.pop(run_id, None)
-                self.write({"run": run_id, "end": True, "error": error})
+                self.write(EndLine(run=run_id, error=error))
 
         task = asyncio.ensure_future(go())
         self.tasks.add(task)
@@ -151,17 +123,17 @@ async def serve() -> None:
     # scans, so a collection during a run stays short.
     gc.collect()
     gc.freeze()
-    worker.write({"ready": True})
+    worker.write(Ready())
     while True:
         line = await reader.readline()
         if not line:
             break
         try:
-            command = json.loads(line)
-        except ValueError:
+            command = decode_command(line)
+        except ProtocolError as exc:  # a window of another version, or a bug: say so
+            print(f"splitdesk engine: bad command skipped ({exc})", file=sys.stderr, flush=True)
             continue
-        if isinstance(command, dict):
-            worker.handle(command)
+        worker.handle(command)
     await worker.stop()
     worker.flush()
     out.close()

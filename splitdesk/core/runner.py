@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
-import socket
-import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio._backends._asyncio  # noqa: F401 - see below
 import httpx
 
 from splitdesk.core import arrivals
+from splitdesk.core.errors import classify_transport_error as classify_transport_error
 from splitdesk.core.events import (
     HeadersReceived,
     PhaseStarted,
@@ -46,8 +43,11 @@ from splitdesk.core.events import (
     ToolCallReceived,
     UsageReported,
 )
+from splitdesk.core.netenv import client_settings
 from splitdesk.core.plans import RequestSpec, RunPlan
+from splitdesk.core.redaction import redact as redact
 from splitdesk.core.sections import SectionParser, SectionStart
+from splitdesk.core.urls import check_url as check_url
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import (
     EndpointConfig,
@@ -109,130 +109,6 @@ class RunConfig:
     retry_429: int = 0
     backoff_s: float = 1.0
     warm_connections: bool = True
-
-
-_SECRET_QUERY_RE = re.compile(
-    r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE
-)
-
-
-#: Shortest start of a secret that :func:`redact` removes where a message was clipped.
-_MIN_SECRET_PREFIX = 6
-
-
-_URL_PASSWORD_RE = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
-
-
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with ``secret``, credential-looking URL query values and passwords in URLs
-    (``http://user:pass@host``) replaced by ``***``.
-
-    Error messages are clipped (to 120 or 300 characters) before they reach here, so a key
-    a server echoed can end up cut in two: its start, at the end of the text or just before
-    the clip's ``…``, is replaced too. So is the key as ``repr`` writes it (``\n`` escaped),
-    as some library errors quote header values.
-    """
-    text = _URL_PASSWORD_RE.sub(r"\1***@", text)
-    if secret:
-        for form in {secret, secret.strip(), repr(secret)[1:-1]}:
-            if form:
-                text = text.replace(form, "***")
-        secret = secret.strip()
-        for n in range(len(secret) - 1, _MIN_SECRET_PREFIX - 1, -1):
-            head = secret[:n]
-            if head + "…" in text:
-                text = text.replace(head + "…", "***…")
-            if text.endswith(head):
-                text = text[: len(text) - n] + "***"
-    return _SECRET_QUERY_RE.sub(r"\1***", text)
-
-
-def check_url(url: str) -> None:
-    """Raise ``ValueError`` naming the problem when ``url`` is not a usable http(s) URL
-    (no scheme, no host, a port outside 1–65535, a broken IPv6 literal)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError("the URL must start with http:// or https://")
-    if not parts.hostname:
-        raise ValueError("the URL has no host")
-    port = parts.port  # raises ValueError when out of range
-    if port == 0:
-        raise ValueError("port 0 is not a server port")
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    while exc.__cause__ is not None or exc.__context__ is not None:
-        nxt = exc.__cause__ or exc.__context__
-        assert nxt is not None
-        exc = nxt
-    return exc
-
-
-def classify_transport_error(
-    exc: httpx.HTTPError, endpoint: EndpointConfig, read_timeout: float, answered: bool = True
-) -> RequestError:
-    """A one-line :class:`RequestError` for an httpx transport exception, saying what to do.
-    ``answered``: the response's headers had arrived (a cut then happened mid-stream)."""
-    url = urlsplit(endpoint.base_url)
-    where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
-    cause = _root_cause(exc)
-    if isinstance(exc, httpx.ConnectTimeout):
-        return RequestError(
-            ErrorKind.TIMEOUT, f"could not connect to {where} in time — is the host reachable?"
-        )
-    if isinstance(exc, httpx.ReadTimeout):
-        return RequestError(
-            ErrorKind.TIMEOUT,
-            f"no data from {where} for {read_timeout:g} s (read timeout between events)",
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        return RequestError(
-            ErrorKind.TIMEOUT, f"timed out talking to {where} ({type(exc).__name__})"
-        )
-    if isinstance(exc, httpx.ConnectError):
-        if "WRONG_VERSION_NUMBER" in str(cause) or "wrong version number" in str(cause):
-            return RequestError(
-                ErrorKind.CONNECT,
-                f"{where} does not speak TLS — use http:// instead of https:// in the base URL",
-            )
-        if isinstance(cause, ssl.SSLError) or "SSL" in str(exc) or "certificate" in str(exc):
-            return RequestError(
-                ErrorKind.CONNECT,
-                f"TLS failure talking to {where}: {cause} — check the endpoint's CA bundle, "
-                "or turn verification off for this endpoint if you trust it",
-            )
-        if isinstance(cause, socket.gaierror) or "Name or service not known" in str(exc):
-            return RequestError(
-                ErrorKind.CONNECT, f"cannot resolve {url.hostname} — check the base URL"
-            )
-        return RequestError(
-            ErrorKind.CONNECT,
-            f"cannot connect to {where} ({cause.__class__.__name__}: {cause}) — "
-            f"is the server running at {redact(endpoint.base_url, endpoint.api_key)}?",
-        )
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return RequestError(ErrorKind.CONNECT, f"invalid base URL {endpoint.base_url!r}: {exc}")
-    if isinstance(exc, httpx.RemoteProtocolError) and not answered:
-        return RequestError(
-            ErrorKind.PROTOCOL,
-            f"{where} closed the connection without answering ({exc or 'no detail'}) — "
-            "the server or a proxy dropped the request",
-        )
-    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.NetworkError) and not answered:
-        return RequestError(
-            ErrorKind.PROTOCOL,
-            f"connection to {where} was reset before any answer ({cause}) — "
-            "the server or a proxy dropped the request",
-        )
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return RequestError(
-            ErrorKind.PROTOCOL, f"{where} closed the connection mid-stream ({exc or 'no detail'})"
-        )
-    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.NetworkError):
-        return RequestError(
-            ErrorKind.PROTOCOL, f"connection to {where} was reset mid-stream ({cause})"
-        )
-    return RequestError(ErrorKind.PROTOCOL, f"{type(exc).__name__}: {exc}")
 
 
 def _transports(client: httpx.AsyncClient) -> list[httpx.AsyncHTTPTransport]:
@@ -344,8 +220,8 @@ class Runner:
         # One client (one connection pool) per request: httpcore's pool bookkeeping is
         # quadratic in its connections (measured: 1.9 s of CPU at 64 streams, enough to
         # fall behind the streams). The clients share one SSL context.
-        try:
-            ssl_context = ep.ssl_context()
+        try:  # the environment's proxy and CA settings, checked (core/netenv.py)
+            net = client_settings(ep.base_url, ep.verify)
         except ValueError as exc:
             problem = RequestError(ErrorKind.CONNECT, redact(str(exc), ep.api_key))
             for i in range(len(specs)):  # as for an invalid URL: failed before any byte left
@@ -363,8 +239,9 @@ class Runner:
                             http2=False,
                             timeout=self.config.timeouts.httpx(),
                             limits=limits,
-                            verify=ssl_context,
-                            trust_env=True,
+                            verify=net.verify,
+                            trust_env=net.trust_env,
+                            proxy=net.proxy,
                             follow_redirects=False,
                         )
                     )

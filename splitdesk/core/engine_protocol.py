@@ -1,0 +1,222 @@
+"""The engine process's pipe protocol as typed, validated messages (pydantic).
+
+The window (:class:`splitdesk.core.engine.EngineProcess`) and the engine process
+(:mod:`splitdesk.core.engine_worker`) exchange one JSON document per line:
+
+* commands, window → engine (stdin): :class:`RunCommand` (``{"cmd": "run", "run": 1,
+  "config": …, "questions": […], "plan": …, "gated": true}``), :class:`ReleaseCommand`
+  and :class:`CancelCommand` (``{"cmd": "release"|"cancel", "run": 1}``);
+* lines, engine → window (stdout): :class:`Ready` once (``{"ready": true}``), then per
+  run :class:`EventLine` (``{"run": 1, "event": {"kind": "text", …}}``, one run event of
+  :mod:`splitdesk.core.events`) and :class:`EndLine` (``{"run": 1, "end": true, "error":
+  null}``) when it is over.
+
+Both directions go through :data:`COMMAND` / :data:`LINE` (pydantic ``TypeAdapter`` s):
+``dump`` on one side, ``validate_json`` on the other, so a field renamed on one side fails
+loudly instead of reading as a missing key. Events are validated straight into their
+frozen dataclasses; a run event's ``kind`` picks its class. Measured cost: a few
+microseconds per event line each way (``benchmarks/ui_load.py`` exercises it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    field_serializer,
+)
+
+from splitdesk.core.events import (
+    EVENT_TYPES,
+    HeadersReceived,
+    PhaseStarted,
+    RequestEnded,
+    RequestPlanned,
+    RequestRetrying,
+    RequestSent,
+    RunEnded,
+    RunEvent,
+    RunStarted,
+    SectionEnded,
+    SectionStarted,
+    ServerTimings,
+    TextReceived,
+    ToolCallReceived,
+    UsageReported,
+    event_to_json,
+)
+from splitdesk.core.plans import RunPlan
+from splitdesk.core.runner import RunConfig
+
+__all__ = [
+    "COMMAND",
+    "LINE",
+    "CancelCommand",
+    "Command",
+    "EndLine",
+    "EventLine",
+    "Line",
+    "ProtocolError",
+    "Ready",
+    "ReleaseCommand",
+    "RunCommand",
+    "decode_command",
+    "decode_line",
+    "encode",
+]
+
+
+class ProtocolError(ValueError):
+    """A line that is not a message of this protocol (the text says which field)."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunCommand(_Message):
+    """Start run ``run``: send ``plan`` (built for ``questions``) with ``config``. With
+    ``gated``, the first request waits for a :class:`ReleaseCommand`. ``config`` holds the
+    API key: this pipe is the only place it travels."""
+
+    cmd: Literal["run"] = "run"
+    run: int
+    config: RunConfig
+    questions: list[str]
+    plan: RunPlan
+    gated: bool = False
+
+
+class ReleaseCommand(_Message):
+    """Let gated run ``run`` send its first requests."""
+
+    cmd: Literal["release"] = "release"
+    run: int
+
+
+class CancelCommand(_Message):
+    """Stop run ``run`` (its streams end as ``stopped``)."""
+
+    cmd: Literal["cancel"] = "cancel"
+    run: int
+
+
+Command = Annotated[RunCommand | ReleaseCommand | CancelCommand, Discriminator("cmd")]
+COMMAND: TypeAdapter[Command] = TypeAdapter(Command)
+
+
+def _event_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        kind = value.get("kind")
+        return kind if isinstance(kind, str) else None
+    return getattr(value, "kind", None)
+
+
+#: Any run event, its class chosen by ``kind`` (the dataclasses of :mod:`.events`).
+AnyEvent = Annotated[
+    Annotated[RunStarted, Tag("run_started")]
+    | Annotated[RequestPlanned, Tag("request_planned")]
+    | Annotated[RequestSent, Tag("request_sent")]
+    | Annotated[HeadersReceived, Tag("headers")]
+    | Annotated[TextReceived, Tag("text")]
+    | Annotated[ToolCallReceived, Tag("tool_call")]
+    | Annotated[UsageReported, Tag("usage")]
+    | Annotated[ServerTimings, Tag("server_timings")]
+    | Annotated[SectionStarted, Tag("section_started")]
+    | Annotated[SectionEnded, Tag("section_ended")]
+    | Annotated[RequestRetrying, Tag("retrying")]
+    | Annotated[RequestEnded, Tag("request_ended")]
+    | Annotated[PhaseStarted, Tag("phase_started")]
+    | Annotated[RunEnded, Tag("run_ended")],
+    Discriminator(_event_kind),
+]
+
+
+class Ready(_Message):
+    """The engine process is up and reads commands."""
+
+    ready: Literal[True] = True
+
+
+class EventLine(_Message):
+    """One event of run ``run``; ``event`` serialises with its ``kind``. (The event
+    dataclasses inherit this model's config: ``extra="ignore"`` lets their ``kind`` key,
+    which chose the class, through; every field is still checked.)"""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run: int
+    event: AnyEvent
+
+    @field_serializer("event")
+    def _event_with_kind(self, event: RunEvent) -> dict[str, Any]:
+        # the dataclasses keep `kind` as a ClassVar, which pydantic does not dump
+        return event_to_json(event)
+
+
+class EndLine(_Message):
+    """Run ``run`` is over; ``error``: why it broke, when it did (shown to the user)."""
+
+    run: int
+    end: Literal[True] = True
+    error: str | None = None
+
+
+def _line_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        if "ready" in value:
+            return "ready"
+        return "end" if "end" in value else "event"
+    if isinstance(value, Ready):
+        return "ready"
+    return "end" if isinstance(value, EndLine) else "event"
+
+
+Line = Annotated[
+    Annotated[Ready, Tag("ready")]
+    | Annotated[EventLine, Tag("event")]
+    | Annotated[EndLine, Tag("end")],
+    Discriminator(_line_kind),
+]
+LINE: TypeAdapter[Line] = TypeAdapter(Line)
+
+assert set(EVENT_TYPES) == {
+    "run_started", "request_planned", "request_sent", "headers", "text", "tool_call", "usage",
+    "server_timings", "section_started", "section_ended", "retrying", "request_ended",
+    "phase_started", "run_ended",
+}  # fmt: skip  # every event kind has its tag above
+
+
+def _problem(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "message"
+    return f"{where}: {first['msg']}"
+
+
+def decode_command(data: bytes | str) -> Command:
+    """The command on one line. Raises :class:`ProtocolError` naming the bad field."""
+    try:
+        return COMMAND.validate_json(data)
+    except ValidationError as exc:
+        raise ProtocolError(_problem(exc)) from None
+
+
+def decode_line(data: bytes | str) -> Line:
+    """The message on one output line. Raises :class:`ProtocolError` naming the bad field."""
+    try:
+        return LINE.validate_json(data)
+    except ValidationError as exc:
+        raise ProtocolError(_problem(exc)) from None
+
+
+def encode(
+    message: RunCommand | ReleaseCommand | CancelCommand | Ready | EventLine | EndLine,
+) -> bytes:
+    """One message as a JSON line body (no newline)."""
+    return message.__pydantic_serializer__.to_json(message)
