@@ -3,38 +3,181 @@
 Fed the combined reply chunk by chunk, :class:`SectionParser` reports when answer k starts
 and ends, so the timeline can show that answer 5 starts late in the combined request.
 
-What counts as the start of answer k — always at the start of a line, after optional
-markdown decoration (``#`` headings, ``>``, ``**``/``__``/``*``/``_``, spaces):
+What it looks for comes from the user-editable template marker (:class:`MarkerPattern`):
+``Answer {k}:`` → the word ``Answer``, the number, ``:``; ``[{k}]`` → ``[``, the number,
+``]``; ``Q{k}.``, ``#{k}``, ``### Reply {k} =>`` likewise (the marker's own decoration is
+not part of it). A marker counts only at the start of a line, after any markdown decoration
+(spaces, ``>`` quotes, ``#`` headings, ``-``/``*``/``+`` bullets, ``*``/``_`` emphasis of
+one to three characters, so bold, italic and bold-italic), with emphasis also allowed
+between the number and the suffix (``**Answer 1**:``). Letters match case-insensitively;
+spaces in the marker are optional. Three levels, most trusted first:
 
-* a **strong marker**: the template's marker word (``Answer`` for ``Answer {k}:``) or one
-  of ``Answer``/``Question``/``Q``, case-insensitive, then the number: ``Answer 2:``,
-  ``**Answer 2:**``, ``### Answer 2``, ``Q2.``. Found in any order.
-* a **weak marker**, used only while no strong marker has been seen (a model ignoring the
-  template): ``2.`` or ``2)`` followed by a space, for the next expected number only, at the
-  start of the text, after a blank line, or decorated (``**2.**``, ``### 2.``).
+* **template**: the marker exactly (its suffix present): ``Answer 2:``, ``**[2]**``.
+* **loose**: the marker without its suffix (``### Answer 2``), or another usual word
+  (``Answer``/``Question``/``Q``) with the number.
+* **bare** numbering (``2.`` / ``2)``), the fall-back for a model that ignored the
+  template: only while no template or loose marker has appeared at all, and only at a
+  paragraph's start (the text's start, after a blank line, or decorated: ``**2.**``).
 
-Numbers outside 1…N, repeats of a number already found, and numbers inside a line are
-ignored: the parser reports what it found and never invents a section. A marker split
-across chunks is decided only once enough characters have arrived (``Answer 1`` could
-still become ``Answer 12``). ``body_offset`` (where the marker's punctuation ends) is
-settled once a character after it arrives. A section ends where the next found section's line begins
-(its end time is the last chunk that carried non-blank text before that line) or, for the
-last one, at :meth:`SectionParser.finish`.
+Order: a marker never opens an answer that is already open or found, one outside 1…N, or
+one before the last found (backwards). It may skip ahead (a model that left an answer
+out) only at the template level and only when the marker holds a word of three or more
+letters (``Answer 3:``); every other marker must open the next number. Once a template
+marker has appeared, loose markers with another word (a line of an answer that starts with
+"Q3 …") open nothing. So a line of an answer's own text that starts with a number or "Q3"
+never opens a section out of order, and numbers inside a line never count.
+
+A marker split across chunks is decided only once enough characters have arrived (``Answer
+1`` could still become ``Answer 12`` or gain its ``:``), so any chunking gives the same
+sections. ``body_offset`` (where the marker's punctuation ends) is settled once a character
+after it arrives. A section ends where the next found section's line begins (its end time
+is the last chunk that carried non-blank text before that line) or, for the last one, at
+:meth:`SectionParser.finish`. Hand-written rather than a regular expression: Python's
+``re`` cannot tell "no match" from "not enough characters yet", which streaming needs.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 
-_DECOR_RE = re.compile(r"[ \t]*(?:#{1,6}[ \t]*|>[ \t]*)?(?:\*\*|__|\*|_)?[ \t]*")
-_STRONG_TAIL_RE = re.compile(r"[ \t]*#?[ \t]*(\d{1,3})(\D|$)")
-_STRONG_PARTIAL_RE = re.compile(r"[ \t]*#?[ \t]*\d{0,3}")
-_WEAK_RE = re.compile(r"(\d{1,3})[.)](\s|\*|_|$)")
-_WEAK_PARTIAL_RE = re.compile(r"\d{1,3}[.)]?")
 _WORD_RE = re.compile(r"[^\W\d_]+")
+#: decoration a marker may carry in the template itself (stripped to find its core)
+_TEMPLATE_DECOR_RE = re.compile(r"^[ \t>#*_+-]*")
+_TEMPLATE_TAIL_RE = re.compile(r"[ \t*_]*$")
 
 DEFAULT_WORDS = ("answer", "question", "q")
+#: characters that may follow the number before the answer's body (plus the marker's own)
+HEADER_CHARS = frozenset(":.)]-–—*_# \t")
+
+
+class Level(enum.IntEnum):
+    """How sure a marker is, least to most: bare numbering, another usual word
+    (``Q3`` under an ``Answer {k}:`` template), the template's marker without its suffix,
+    the template's marker exactly."""
+
+    BARE = 0
+    OTHER = 1
+    LOOSE = 2
+    TEMPLATE = 3
+
+
+#: a prefix token: ("word", lower-case letters) | ("space", "") | ("lit", one character)
+Token = tuple[str, str]
+#: (level, number, index just past the number) | "no" | None (undecided: wait)
+Match = tuple[Level, int, int] | str | None
+
+
+def _tokens(prefix: str) -> tuple[Token, ...]:
+    out: list[Token] = []
+    i = 0
+    while i < len(prefix):
+        c = prefix[i]
+        if c in " \t":
+            while i < len(prefix) and prefix[i] in " \t":
+                i += 1
+            out.append(("space", ""))
+            continue
+        m = _WORD_RE.match(prefix, i)
+        if m:
+            out.append(("word", m.group().lower()))
+            i = m.end()
+            continue
+        out.append(("lit", c))
+        i += 1
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class MarkerPattern:
+    """What a template marker (``{k}`` standing for the number) asks the model to write.
+
+    ``prefix``: tokens before the number (words match case-insensitively, spaces are
+    optional); ``suffix``: the punctuation after it (``":"``, ``"]"``, ``""`` for none);
+    ``distinctive``: the prefix holds a word of three or more letters, so the marker is
+    unlikely inside an answer's text and may skip ahead. Raises ``ValueError`` when
+    ``marker`` lacks ``{k}``.
+    """
+
+    prefix: tuple[Token, ...]
+    suffix: str
+    distinctive: bool
+
+    @classmethod
+    def from_marker(cls, marker: str) -> MarkerPattern:
+        """The pattern of a template marker such as ``"**Answer {k}:**"`` or ``"[{k}]"``."""
+        if "{k}" not in marker:
+            raise ValueError(f"the marker {marker!r} has no {{k}}")
+        head, tail = marker.split("{k}", 1)
+        core = _TEMPLATE_DECOR_RE.sub("", head, count=1)
+        if not core.strip() and head.strip():
+            core = head.strip(" \t")  # the decoration *is* the marker: "#{k}"
+        suffix = _TEMPLATE_TAIL_RE.sub("", tail).strip(" \t")
+        words: list[str] = _WORD_RE.findall(core)
+        return cls(_tokens(core), suffix, any(len(w) >= 3 for w in words))
+
+
+def marker_words(marker: str) -> tuple[str, ...]:
+    """Lower-case words that introduce a loose marker: the template marker's last word
+    (``"Answer {k}:"`` → ``answer``) plus the usual ones (:data:`DEFAULT_WORDS`)."""
+    head = marker.split("{k}")[0]
+    words = [w.lower() for w in _WORD_RE.findall(head)]
+    extra = (words[-1],) if words else ()
+    return tuple(dict.fromkeys(extra + DEFAULT_WORDS))
+
+
+def _match_prefix(tokens: tuple[Token, ...], line: str, i: int, final: bool) -> int | str | None:
+    """Index past ``tokens`` matched at ``line[i:]``; "no"; None when more text is needed."""
+    for kind, value in tokens:
+        if kind == "space":
+            while i < len(line) and line[i] in " \t":
+                i += 1
+            continue
+        piece = line[i : i + len(value)]
+        want = value if kind == "lit" else value.lower()
+        got = piece if kind == "lit" else piece.lower()
+        if got != want[: len(got)]:
+            return "no"
+        if len(got) < len(want):
+            return "no" if final else None
+        i += len(value)
+    return i
+
+
+def _match_number(
+    line: str, i: int, suffix: str, final: bool
+) -> tuple[int, int, bool] | str | None:
+    """(number, index past it, suffix present) of up to three digits (after optional spaces)
+    at ``line[i:]``, then an optional emphasis and the ``suffix``; "no"; None when more text
+    is needed."""
+    while i < len(line) and line[i] in " \t":
+        i += 1
+    start = i
+    while i < len(line) and line[i].isdigit() and line[i].isascii():
+        i += 1
+    if i == start:
+        return "no" if i < len(line) or final else None
+    if i - start > 3:
+        return "no"
+    if i == len(line):
+        return (int(line[start:i]), i, not suffix) if final else None
+    number, end = int(line[start:i]), i
+    if line[i].isalnum():
+        return "no"  # "1st", "3x", "12a": not a marker
+    j = i
+    while j < len(line) and line[j] in "*_" and j - i < 3:
+        j += 1
+    while j < len(line) and line[j] in " \t":
+        j += 1
+    if not suffix:
+        return number, end, True
+    rest = line[j : j + len(suffix)]
+    if rest == suffix:
+        return number, end, True
+    if not final and j + len(rest) == len(line) and suffix.startswith(rest):
+        return None  # the suffix may still be arriving
+    return number, end, False
 
 
 @dataclass
@@ -78,34 +221,36 @@ class SectionEnd:
 SectionEvent = SectionStart | SectionEnd
 
 
-def marker_words(marker: str) -> tuple[str, ...]:
-    """Lower-case words that introduce a strong marker, from a template marker like
-    ``"Answer {k}:"`` plus the defaults."""
-    head = marker.split("{k}")[0]
-    words = [w.lower() for w in _WORD_RE.findall(head)]
-    extra = (words[-1],) if words else ()
-    return tuple(dict.fromkeys(extra + DEFAULT_WORDS))
+_DECOR_TOKEN_RE = re.compile(r"[ \t]+|>|#{1,6}(?=[ \t]|[^\W\d_])|[-+*](?=[ \t])|\*{1,3}|_{1,3}")
+_DECOR_CHARS = frozenset(" \t>#*_+-")
+_BARE_RE = re.compile(r"(\d{1,3})[.)](\s|\*|_|$)")
+_BARE_PARTIAL_RE = re.compile(r"\d{1,3}[.)]?")
 
 
 class SectionParser:
-    """Finds where each of ``n_questions`` answers starts and ends in a streamed text.
+    """Finds where each of ``n_questions`` answers starts and ends in a streamed text, by
+    the template ``marker`` (module docstring; ``{k}`` stands for the number).
 
     Call :meth:`feed` with each chunk and its arrival time, :meth:`finish` at the end; both
     return the :class:`SectionStart`/:class:`SectionEnd` events they discovered.
-    ``sections`` maps the 0-based question index to its :class:`Section`.
+    ``sections`` maps the 0-based question index to its :class:`Section`. Raises
+    ``ValueError`` for ``n_questions < 1`` or a marker without ``{k}``.
     """
 
     def __init__(self, n_questions: int, marker: str = "Answer {k}:") -> None:
         if n_questions < 1:
             raise ValueError("n_questions must be >= 1")
         self.n = n_questions
-        self.words = marker_words(marker)
-        # Characters that may follow the number before the answer's body: the template
-        # marker's own suffix ("=>" in "Reply {k} =>") and the usual punctuation.
-        self._header_chars = set(":.)-–—*_# \t") | set(marker.split("{k}", 1)[-1])
+        self.pattern = MarkerPattern.from_marker(marker)
+        own = {v for kind, v in self.pattern.prefix if kind == "word"}
+        #: usual words other than the template's own (loose markers of level OTHER)
+        self._other_words: tuple[tuple[Token, ...], ...] = tuple(
+            (("word", w), ("space", "")) for w in DEFAULT_WORDS if w not in own
+        )
+        self._header_chars = set(HEADER_CHARS) | set(self.pattern.suffix)
         self.sections: dict[int, Section] = {}
         self.current: int | None = None
-        self._strong_seen = False
+        self._best_seen: Level | None = None  # most trusted marker level that opened one
         self._offset = 0  # characters consumed
         self._line = ""  # current line so far
         self._line_start = 0
@@ -168,27 +313,66 @@ class SectionParser:
             self._open_header = None  # the body has begun
 
     def _classify(self, final: bool, t: float, events: list[SectionEvent]) -> None:
-        decor = _DECOR_RE.match(self._line)
-        assert decor is not None  # the pattern matches the empty string
-        rest = self._line[decor.end() :]
-        decorated = bool(decor.group().strip())
-        if not rest:
-            self._decided = final
-            return
-        verdict = self._strong(rest, final)
-        if verdict is None:
-            return  # wait for more characters
-        if verdict[0] > 0:
-            self._start(verdict[0], True, self._header_end(decor.end() + verdict[1]), t, events)
-            return
-        if not self._strong_seen and (self._blank_before or decorated or self._line_start == 0):
-            weak = self._weak(rest, final)
-            if weak is None:
+        """Decide whether the current line opens a section (or wait for more of it)."""
+        line = self._line
+        pos = 0
+        while True:
+            rest_empty = pos >= len(line)
+            if rest_empty and not final:
+                return  # decoration so far: the marker may follow
+            verdict = self._at(line, pos, final)
+            if verdict is None:
+                return  # wait for more characters
+            if not isinstance(verdict, str):
+                level, k, end = verdict
+                self._decided = True
+                self._start(k, level, self._header_end(end), t, events)
                 return
-            if weak[0] > 0:
-                self._start(weak[0], False, self._header_end(decor.end() + weak[1]), t, events)
-                return
+            m = _DECOR_TOKEN_RE.match(line, pos)
+            if m is None or m.end() == pos:
+                break
+            pos = m.end()
+        if not final and all(c in _DECOR_CHARS for c in line[pos:]):
+            return  # "##" or "-" at a chunk's end may still become decoration
         self._decided = True
+
+    def _at(self, line: str, pos: int, final: bool) -> Match:
+        """The marker at ``line[pos:]`` (after ``pos`` characters of decoration)."""
+        undecided = False
+        own = self._marker(self.pattern.prefix, self.pattern.suffix, line, pos, final)
+        if own is None:
+            return None
+        if not isinstance(own, str):
+            return own
+        for tokens in self._other_words:
+            other = self._marker(tokens, "", line, pos, final)
+            if other is None:
+                undecided = True
+            elif not isinstance(other, str):
+                return Level.OTHER, other[1], other[2]
+        if undecided:
+            return None
+        decorated = bool(line[:pos].strip())
+        bare_allowed = self._best_seen in (None, Level.BARE)
+        if bare_allowed and (self._blank_before or decorated or self._line_start == 0):
+            rest = line[pos:]
+            m = _BARE_RE.match(rest)
+            if m and (m.group(2) or final):  # "1." at a chunk's end may still become "1.0"
+                return Level.BARE, int(m.group(1)), pos + m.end(1) + 1
+            if m or (not final and _BARE_PARTIAL_RE.fullmatch(rest)):
+                return None
+        return "no"
+
+    @staticmethod
+    def _marker(tokens: tuple[Token, ...], suffix: str, line: str, pos: int, final: bool) -> Match:
+        i = _match_prefix(tokens, line, pos, final)
+        if i is None or isinstance(i, str):
+            return i
+        found = _match_number(line, i, suffix, final)
+        if found is None or isinstance(found, str):
+            return found
+        number, end, exact = found
+        return (Level.TEMPLATE if exact else Level.LOOSE), number, end
 
     def _header_end(self, index: int) -> int:
         """Offset in the line just past the marker and its punctuation (``:``, ``**`` …)."""
@@ -196,47 +380,26 @@ class SectionParser:
             index += 1
         return index
 
-    def _strong(self, rest: str, final: bool) -> tuple[int, int] | None:
-        """(number, end of the number in ``rest``) of a strong marker; (0, 0): not one;
-        None: undecided yet."""
-        low = rest.lower()
-        undecided = False
-        for word in self.words:
-            if low.startswith(word):
-                after = rest[len(word) :]
-                m = _STRONG_TAIL_RE.match(after)
-                if m and (m.group(2) or final):
-                    return int(m.group(1)), len(word) + m.end(1)
-                if not final and _STRONG_PARTIAL_RE.fullmatch(after):
-                    undecided = True
-            elif not final and word.startswith(low):
-                undecided = True
-        return None if undecided else (0, 0)
-
-    def _weak(self, rest: str, final: bool) -> tuple[int, int] | None:
-        m = _WEAK_RE.match(rest)
-        if m and (m.group(2) or final):  # "1." at a chunk's end may still become "1.0"
-            return int(m.group(1)), m.end(1) + 1
-        if m:
-            return None
-        if not final and _WEAK_PARTIAL_RE.fullmatch(rest):
-            return None
-        return 0, 0
-
     def _start(
-        self, k: int, strong: bool, header: int, t: float, events: list[SectionEvent]
+        self, k: int, level: Level, header: int, t: float, events: list[SectionEvent]
     ) -> None:
-        """Open section ``k`` (1-based) whose marker ends ``header`` characters into the line."""
-        self._decided = True
+        """Open section ``k`` (1-based) whose marker ends ``header`` characters into the line,
+        unless the order rules (module docstring) forbid it."""
         q = k - 1
         if not 0 <= q < self.n or q in self.sections:
             return
-        if not strong:
-            expected = max(self.sections) + 1 if self.sections else 0
-            if q != expected:
-                return
-        if strong:
-            self._strong_seen = True
+        best = self._best_seen
+        if best is not None and (
+            (best >= Level.LOOSE and level == Level.BARE)
+            or (best == Level.TEMPLATE and level == Level.OTHER)
+        ):
+            return
+        expected = max(self.sections) + 1 if self.sections else 0
+        if q < expected:
+            return  # backwards
+        if q > expected and not (level == Level.TEMPLATE and self.pattern.distinctive):
+            return  # a skip only for a distinctive template marker
+        self._best_seen = level if best is None else max(best, level)
         if self.current is not None:
             end_t = self._last_content_t if self._last_content_t is not None else t
             self._close(self.current, end_t, self._line_start, events)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from splitdesk.core.sections import MarkerPattern
+
 DEFAULT_TEXT = (
     "Answer each of the following {n} questions separately and independently. "
     'Begin each answer on a new line with "{marker}" where k is the question\'s number, '
@@ -40,7 +42,15 @@ class CombinedTemplate(BaseModel):
     def _needs_k(cls, v: str) -> str:
         if "{k}" not in v or not v.replace("{k}", "").strip():
             raise ValueError("the marker must contain {k} and some text, e.g. 'Answer {k}:'")
+        if v.count("{k}") > 1:
+            raise ValueError("the marker must contain {k} once, e.g. 'Answer {k}:'")
+        if "\n" in v:
+            raise ValueError("the marker must be one line, e.g. 'Answer {k}:'")
         return v
+
+    def pattern(self) -> MarkerPattern:
+        """What the answer-section parser looks for (derived from :attr:`marker`)."""
+        return MarkerPattern.from_marker(self.marker)
 
     def render(self, questions: list[str]) -> str:
         """The combined prompt for ``questions`` (in order, numbered from 1)."""

@@ -77,11 +77,14 @@ def test_inner_numbered_list_does_not_split_answers_after_strong_markers() -> No
 
 
 def test_missing_and_out_of_order_answers_are_reported_as_found() -> None:
-    text = "Answer 3: c\nAnswer 1: a\nAnswer 3: again\nAnswer 7: out of range"
+    """Found as written, never invented: a skipped answer stays missing; a repeat, a number
+    out of range and a marker going backwards open nothing (issue 8: nothing opens out of
+    order)."""
+    text = "Answer 1: a\nAnswer 3: c\nAnswer 1: again\nAnswer 7: out of range\nAnswer 2: late"
     p = parse(text, 4)
-    assert sorted(p.sections) == [0, 2]  # never invents 2 or 4; ignores the repeat and 7
-    assert bodies(p, text)[2] == "c"
-    assert "again" in bodies(p, text)[0]
+    assert sorted(p.sections) == [0, 2]  # never invents 2 or 4
+    assert bodies(p, text)[0] == "a"
+    assert bodies(p, text)[2] == "c\nAnswer 1: again\nAnswer 7: out of range\nAnswer 2: late"
 
 
 def test_weak_markers_need_the_next_number_and_a_paragraph_start() -> None:
@@ -179,3 +182,154 @@ def test_never_invents_sections_and_ignores_chunking(text: str, data: st.DataObj
         assert 0 <= s.question < 5
         assert s.start_offset == 0 or text[s.start_offset - 1] == "\n"
         assert str(s.question + 1) in text[s.start_offset : s.body_offset]
+
+
+# -- the marker comes from the template (issue 8) -----------------------------------------------
+
+DECORATIONS = [
+    "{m}",
+    "**{m}**",
+    "*{m}*",
+    "***{m}***",
+    "_{m}_",
+    "__{m}__",
+    "### {m}",
+    "## **{m}**",
+    "- {m}",
+    "* **{m}**",
+    "+ _{m}_",
+    "> {m}",
+    "  {m}",
+]
+
+
+@pytest.mark.parametrize(
+    ("marker", "written"),
+    [
+        ("Answer {k}:", "Answer {k}:"),
+        ("[{k}]", "[{k}]"),
+        ("Q{k}.", "Q{k}."),
+        ("#{k}", "#{k}"),
+        ("### Reply {k} =>", "Reply {k} =>"),
+        ("**Part {k}:**", "part {k}:"),
+        ("Resposta {k} -", "Resposta {k} -"),
+    ],
+)
+@pytest.mark.parametrize("decoration", DECORATIONS)
+def test_the_template_marker_under_any_decoration(
+    marker: str, written: str, decoration: str
+) -> None:
+    lines = [decoration.replace("{m}", written.replace("{k}", str(k))) for k in (1, 2, 3)]
+    text = "Sure.\n\n" + "\n".join(f"{line} x{k}" for k, line in enumerate(lines, 1))
+    p = parse(text, 3, marker=marker)
+    assert bodies(p, text) == {0: "x1", 1: "x2", 2: "x3"}
+
+
+def test_bold_around_the_number_only_and_suffix_after_the_emphasis() -> None:
+    text = "**Answer 1**: red\n**Answer 2**: green"
+    assert bodies(parse(text, 2), text) == {0: "red", 1: "green"}
+
+
+def test_bare_numbering_only_when_no_template_marker_appears() -> None:
+    bare = "1. red\n\n2. green\n\n3. blue"
+    assert bodies(parse(bare, 3, marker="[{k}]"), bare) == {0: "red", 1: "green", 2: "blue"}
+    mixed = "[1] red\n\n2. not a section\n\n[2] green\n\n3. not either"
+    p = parse(mixed, 3, marker="[{k}]")
+    assert sorted(p.sections) == [0, 1]
+    assert bodies(p, mixed)[0] == "red\n\n2. not a section"
+
+
+@pytest.mark.parametrize("marker", ["Answer {k}:", "[{k}]", "Q{k}.", "#{k}"])
+def test_answer_lines_starting_with_numbers_or_q3_never_open_out_of_order(marker: str) -> None:
+    m = [marker.replace("{k}", str(k)) for k in (1, 2, 3)]
+    text = (
+        f"{m[0]} Revenue by quarter:\nQ3 was the best.\n3. Costs fell.\n1) again\nQ1: flat\n"
+        f"\n{m[1]} Two\n4. four\nQ4 later\n\n{m[2]} Three\n2. back\nQ2 back"
+    )
+    p = parse(text, 3, marker=marker)
+    found = bodies(p, text)
+    assert sorted(found) == [0, 1, 2]
+    assert found[0] == "Revenue by quarter:\nQ3 was the best.\n3. Costs fell.\n1) again\nQ1: flat"
+    assert found[1] == "Two\n4. four\nQ4 later"
+    assert found[2] == "Three\n2. back\nQ2 back"
+
+
+def test_a_short_marker_never_skips_ahead_but_a_worded_one_may() -> None:
+    # "[3]" inside answer 1 is a citation, not answer 3; "Answer 3:" means answer 2 was left out
+    cited = "[1] See the source.\n[3] Smith, 2020.\n[2] Two."
+    assert sorted(parse(cited, 3, marker="[{k}]").sections) == [0, 1]
+    skipped = "Answer 1: one\n**Answer 3** : three"
+    for cut in range(1, len(skipped)):  # the ":" that makes it exact may arrive later
+        assert sorted(parse(skipped, 3, [cut]).sections) == [0, 2]
+
+
+def test_marker_pattern_of_templates() -> None:
+    from splitdesk.core.sections import MarkerPattern
+
+    assert MarkerPattern.from_marker("**Answer {k}:**") == MarkerPattern(
+        (("word", "answer"), ("space", "")), ":", True
+    )
+    assert MarkerPattern.from_marker("[{k}]") == MarkerPattern((("lit", "["),), "]", False)
+    assert MarkerPattern.from_marker("#{k}") == MarkerPattern((("lit", "#"),), "", False)
+    assert MarkerPattern.from_marker("Q{k}.").distinctive is False
+    with pytest.raises(ValueError, match="k"):
+        MarkerPattern.from_marker("Answer:")
+
+
+PREFIXES = ["Answer ", "Question ", "Reply ", "Part ", "Q", "A", "#", "[", "Item ", "Réponse "]
+SUFFIXES = [":", ".", "]", ")", "", " =>", " -", ":**"]
+HAZARDS = ["{j}. step", "{j}) item", "Q{j} figures", "Q{j}: more", "{j} apples", "**{j}.** bold"]
+
+
+@st.composite
+def templated_replies(draw: st.DrawFn) -> tuple[str, str, int, list[int], dict[int, str]]:
+    """(reply, template marker, n, marker line starts, expected bodies): random template,
+    decorations, bodies with lines that start with numbers or "Q3" (never the next answer's
+    number), an optional preamble."""
+    prefix, suffix = draw(st.sampled_from(PREFIXES)), draw(st.sampled_from(SUFFIXES))
+    marker = f"{prefix}{{k}}{suffix}"
+    n = draw(st.integers(1, 6))
+    text = draw(st.sampled_from(["", "Sure, here you go.\n\n", "Q9 of the list:\n\n"]))
+    starts: list[int] = []
+    expected: dict[int, str] = {}
+    for k in range(1, n + 1):
+        if k > 1:
+            text += draw(st.sampled_from(["\n", "\n\n"]))
+        decoration = draw(st.sampled_from(DECORATIONS))
+        starts.append(len(text))
+        head = decoration.replace("{m}", marker.replace("{k}", str(k)))
+        body = "x" + draw(WORDS).replace("\n", " ")
+        for _ in range(draw(st.integers(0, 2))):
+            j = draw(st.integers(1, 9).filter(lambda v, k=k: v != k + 1))
+            body += "\n" + draw(st.sampled_from(HAZARDS)).replace("{j}", str(j))
+        text += f"{head} {body}"
+        expected[k - 1] = body.strip()
+    return text, marker, n, starts, expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(reply=templated_replies(), data=st.data())
+def test_random_templates_decorations_and_chunkings(
+    reply: tuple[str, str, int, list[int], dict[int, str]], data: st.DataObject
+) -> None:
+    text, marker, n, starts, expected = reply
+    sizes = data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=len(text)))
+    chunked = parse(text, n, sizes, marker=marker)
+    one_by_one = parse(text, n, marker=marker)
+    assert [chunked.sections[q].start_offset for q in range(n)] == starts
+    assert bodies(chunked, text) == expected
+    assert {
+        q: (s.start_offset, s.body_offset, s.end_offset) for q, s in chunked.sections.items()
+    } == {q: (s.start_offset, s.body_offset, s.end_offset) for q, s in one_by_one.sections.items()}
+
+
+def test_the_template_gives_the_parser_its_pattern() -> None:
+    from pydantic import ValidationError
+
+    from splitdesk.core.sections import MarkerPattern
+    from splitdesk.core.template import CombinedTemplate
+
+    assert CombinedTemplate(marker="[{k}]").pattern() == MarkerPattern.from_marker("[{k}]")
+    for bad in ("Answer {k} of {k}:", "Answer\n{k}:"):
+        with pytest.raises(ValidationError, match="marker"):
+            CombinedTemplate(marker=bad)
