@@ -81,6 +81,8 @@ GZIP_ABOVE = 1_000_000
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_JSON_BYTES = 1024 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+_UMASK = os.umask(0o022)  # read once (os.umask can only be read by setting it)
+os.umask(_UMASK)
 
 
 class RecordingError(Exception):
@@ -337,7 +339,7 @@ def run_record(
     preds = (
         None
         if predictions is None
-        else [PredictionRecord.model_validate(_jsonable(p)) for p in predictions]
+        else [PredictionRecord.model_validate(dataclasses.asdict(p)) for p in predictions]
     )
     return RunRecord.model_construct(
         label=label,
@@ -469,6 +471,7 @@ def _write_atomic(path: Path, data: bytes) -> int:
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would create it, not mkstemp's 0600
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -13,7 +13,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from splitdesk.core.labels import question_label
 from splitdesk.core.recording import Recording, rebuild_state
 from splitdesk.ui.theme import Theme, ui_font
 from splitdesk.ui.timeline import Timeline
@@ -62,9 +61,7 @@ class CompareDialog(QDialog):
             title.setFont(ui_font(scale, 0))
             title.setWordWrap(True)
             timeline = Timeline(theme, scale)
-            texts = recording.question_texts
-            labels = [question_label(q.text, q.title) for q in recording.questions]
-            timeline.bind(state, texts, labels)
+            timeline.bind(state, recording.question_texts)
             timeline.finish()
             lay.addWidget(title)
             lay.addWidget(timeline, 1)

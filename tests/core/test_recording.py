@@ -256,10 +256,27 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     return cases
 
 
-def test_every_bad_file_gives_one_clear_line(tmp_path: Path) -> None:
-    for name, (path, needle) in bad_files(tmp_path).items():
-        if name == "no-permission" and os.geteuid() == 0:
-            continue  # root reads anything; the window test covers the message path
+def deny_reading(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Root reads any file whatever its mode: make opening ``path`` fail with EACCES as it
+    does for everyone else (the one place a real part cannot run here)."""
+    if os.geteuid() != 0:
+        return
+    real = Path.open
+
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refuse)
+
+
+def test_every_bad_file_gives_one_clear_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = bad_files(tmp_path)
+    deny_reading(monkeypatch, cases["no-permission"][0])
+    for name, (path, needle) in cases.items():
         with pytest.raises(RecordingError) as info:
             load_recording(path)
         message = str(info.value)
