@@ -209,6 +209,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", dest="json_path", metavar="PATH|-", help="write the JSON document (- for stdout)"
     )
+    p.add_argument(
+        "--record",
+        dest="record_path",
+        metavar="FILE",
+        help="save every run as a recording (replay it with: splitdesk replay FILE; "
+        "gzip-compressed when FILE ends in .gz)",
+    )
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
     p.add_argument("--seed", type=int, help="sampling seed sent with every request")
@@ -327,6 +334,7 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
         mode=args.mode,
         repeat=args.repeat,
         json_path=args.json_path,
+        record_path=args.record_path,
         api_key_env=args.api_key_env,
         temperature=args.temperature,
         seed=args.seed,

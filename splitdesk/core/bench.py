@@ -23,6 +23,12 @@ from splitdesk.core.bench_table import format_table
 from splitdesk.core.diagnosis import summary_lines
 from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
+from splitdesk.core.recording import (
+    RecordingError,
+    bench_recording,
+    keep_events,
+    save_recording,
+)
 from splitdesk.core.report import BenchRun, bench_document
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner, Timeouts, classify_transport_error, redact
@@ -51,6 +57,7 @@ class BenchOptions:
     mode: str = "all"
     repeat: int = 1
     json_path: str | None = None
+    record_path: str | None = None  #: ``--record FILE``: save every run as a recording
     api_key_env: str | None = None
     temperature: float | None = None
     seed: int | None = None
@@ -138,6 +145,8 @@ async def _bench(
                 except httpx.HTTPError:
                     predicted = None
             state = RunState()
+            if opts.record_path:
+                keep_events(state)  # every event with its time, for --record
             print(f"  running {mode} (repeat {k + 1}/{opts.repeat}) …", file=err, flush=True)
             await Runner(config, state.apply).run(opts.questions, plan)
             runs.append(BenchRun(mode, k, state, predicted))
@@ -209,6 +218,13 @@ def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None 
                 except OSError as exc:
                     print(f"splitdesk bench: cannot write {opts.json_path}: {exc}", file=err)
                     return 1
+        if opts.record_path:
+            try:
+                recording = bench_recording(info, opts, runs)
+                save_recording(recording, Path(opts.record_path), secrets=[key])
+            except RecordingError as exc:
+                print(f"splitdesk bench: --record: {exc}", file=err)
+                return 1
         if interrupted:
             print("splitdesk bench: interrupted", file=err)
             return 130

@@ -43,11 +43,12 @@ import io
 import json
 import os
 import tempfile
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import platformdirs
 from pydantic import (
@@ -67,6 +68,10 @@ from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import redact
 from splitdesk.core.template import CombinedTemplate
 from splitdesk.providers.base import ErrorKind, RequestError
+
+if TYPE_CHECKING:
+    from splitdesk.core.bench import BenchOptions
+    from splitdesk.core.report import BenchRun
 
 FORMAT = "splitdesk-recording"
 #: The version this code writes. Bump it when the shape changes, add the step to
@@ -364,6 +369,76 @@ class EventLog:
         if not self.events:
             self.started_at = datetime.now(UTC)
         self.events.append(event)
+
+
+_LOGS: weakref.WeakKeyDictionary[RunState, EventLog] = weakref.WeakKeyDictionary()
+
+
+def keep_events(state: RunState) -> EventLog:
+    """Keep every event ``state`` applies from now on (call it before the first); the log
+    is found again with :func:`events_of` for as long as the state lives."""
+    log = EventLog()
+    state.subscribe(log.append)
+    _LOGS[state] = log
+    return log
+
+
+def events_of(state: RunState) -> EventLog | None:
+    """The :class:`EventLog` :func:`keep_events` attached to ``state``, if any."""
+    return _LOGS.get(state)
+
+
+def bench_recording(
+    endpoint: dict[str, str], opts: BenchOptions, runs: Sequence[BenchRun]
+) -> Recording:
+    """The recording of a ``splitdesk bench`` run (``--record FILE``): one
+    :class:`RunRecord` per mode and repeat, in the order they ran; ``endpoint``: the bench
+    document's endpoint object (URL already redacted). Runs whose events were not kept
+    (:func:`keep_events`) are left out. Raises :class:`RecordingError` when none was."""
+    records = []
+    for run in runs:
+        log = events_of(run.state)
+        if log is None or not log.events:
+            continue
+        records.append(
+            run_record(
+                run.state,
+                label=f"{run.mode} · repeat {run.repeat + 1}",
+                mode=run.mode,
+                repeat=run.repeat,
+                started_at=log.started_at,
+                events=log.events,
+            )
+        )
+    if not records:
+        raise RecordingError("nothing to record: no run produced events")
+    builtin = "profile" in endpoint
+    return Recording(
+        created_at=datetime.now(UTC),
+        source="bench",
+        title=f"splitdesk bench --mode {opts.mode} · {len(opts.questions)} questions",
+        endpoint=endpoint_record(
+            endpoint["url"],
+            endpoint["api"],
+            endpoint["model"],
+            preset="builtin" if builtin else "custom",
+            profile=endpoint.get("profile"),
+            speed=float(opts.sim_params.get("speed", 1.0)) if builtin else None,
+        ),
+        questions=[QuestionRecord(text=q) for q in opts.questions],
+        template=opts.template,
+        settings=RunSettingsRecord(
+            mode=opts.mode,
+            max_tokens=opts.max_tokens,
+            temperature=opts.temperature,
+            seed=opts.seed,
+            retry_429=opts.retry_429,
+            connect_timeout=opts.timeouts.connect,
+            read_timeout=opts.timeouts.read,
+            repeat=opts.repeat,
+        ),
+        runs=records,
+    )
 
 
 # -- state from a recording -----------------------------------------------------------------------
