@@ -345,7 +345,9 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     if template is not None:
         opts.template = template
     try:
-        return run_bench(opts)
+        from splitdesk.sim.launcher import start_sim
+
+        return run_bench(opts, launch=start_sim)
     except BenchError as exc:
         return fail(str(exc))
 

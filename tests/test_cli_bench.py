@@ -106,10 +106,7 @@ def test_failed_requests_exit_1_and_still_write_json(capsys: pytest.CaptureFixtu
         (["--connect-timeout", "nan"], "--connect-timeout must be a positive number"),
         (["--retry-429", "-1"], "--retry-429 must be >= 0"),
         (["--json", "/no/such/folder/out.json"], "folder /no/such/folder does not exist"),
-        (
-            ["--endpoint", "http://127.0.0.1:9/v1"],
-            "cannot connect to 127.0.0.1:9 (ConnectionRefusedError",
-        ),
+        (["--max-tokns", "5"], "--max-tokns (did you mean --max-tokens?)"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(args: list[str | bytes], words: str) -> None:
@@ -123,6 +120,42 @@ def test_bad_arguments_exit_2_with_one_line(args: list[str | bytes], words: str)
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_unreachable_endpoint_is_a_failed_run_not_a_bad_argument(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No --model: listing the models fails to connect. That is a failed run (exit 1, the
+    JSON written with each request's error), as the headless contract says, not exit 2."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, doc, err = bench(
+        ["--endpoint", f"http://127.0.0.1:{port}/v1", "--mode", "parallel", "-q", "a", "-q", "b"],
+        capsys,
+    )
+    assert code == 1
+    assert f"cannot list the models: cannot connect to 127.0.0.1:{port}" in err
+    errors = [r["error"] for r in doc["runs"][0]["requests"]]
+    assert [e["kind"] for e in errors] == ["connect", "connect"]
+    assert all(
+        f"is the server running at http://127.0.0.1:{port}/v1" in e["message"] for e in errors
+    )
+    BenchDocument.model_validate(doc)
+
+
+def test_unknown_option_points_to_bench_help() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "bench", "--repeats", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "splitdesk bench: error: unrecognized arguments: --repeats (did you mean --repeat?) 3 "
+        "(see splitdesk bench --help)"
+    )
 
 
 def test_a_question_file_without_questions_is_refused(tmp_path: Path) -> None:

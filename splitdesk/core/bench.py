@@ -19,8 +19,10 @@ from typing import Any, TextIO
 
 import httpx
 
+from splitdesk.builtin_endpoint import BUILTIN_MODEL, Launcher
 from splitdesk.core.bench_table import format_table
 from splitdesk.core.diagnosis import summary_lines
+from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.recording import (
@@ -33,6 +35,7 @@ from splitdesk.core.report import BenchRun, bench_document
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner, Timeouts, classify_transport_error, redact
 from splitdesk.core.template import CombinedTemplate
+from splitdesk.logs import register_secret
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import EndpointConfig
 
@@ -41,6 +44,13 @@ BUILTIN = "builtin"
 
 class BenchError(Exception):
     """A problem the user must fix (bad endpoint, no model …); one line, exit status 2."""
+
+
+class EndpointUnreachableError(Exception):
+    """The endpoint could not be reached to list its models (connection refused, DNS, a
+    proxy or CA setting that cannot work). Not a bad argument: the bench still sends its
+    requests, so the JSON records each one's error, and exits 1 (DESIGN.md, "The headless
+    contract")."""
 
 
 @dataclass
@@ -81,21 +91,25 @@ def resolve_key(opts: BenchOptions) -> str | None:
         raise BenchError(f"--api-key-env {opts.api_key_env}: that environment variable is not set")
     value = os.environ.get(name) if name else None
     # A key pasted with its newline would be refused by h11, whose error quotes the header.
-    return value.strip() or None if value else None
+    key = value.strip() or None if value else None
+    register_secret(key)  # never in a log record, whatever logs it
+    return key
 
 
 async def discover_model(endpoint: EndpointConfig) -> str:
     """The endpoint's only model, for when ``--model`` was not given: the one its base URL
     names (an Azure deployment), else the only one it lists. Raises :class:`BenchError`
-    when there are several or none, or the list is unavailable."""
+    when there are several or none, or the list is unavailable, and
+    :class:`EndpointUnreachableError` when the endpoint cannot be reached at all."""
     provider = get_provider(endpoint.api)
     named = provider.model_from_url(endpoint)
     if named:
         return named
     call = provider.models_request(endpoint)
     try:
+        net = client_settings(endpoint.base_url, endpoint.verify)
         async with httpx.AsyncClient(
-            timeout=10.0, verify=endpoint.ssl_context(), trust_env=True
+            timeout=10.0, verify=net.verify, trust_env=net.trust_env, proxy=net.proxy
         ) as client:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params
@@ -104,7 +118,9 @@ async def discover_model(endpoint: EndpointConfig) -> str:
             models = provider.parse_models(response.json())
     except httpx.TransportError as exc:
         problem = classify_transport_error(exc, endpoint, 10.0)
-        raise BenchError(redact(problem.message, endpoint.api_key)) from None
+        raise EndpointUnreachableError(redact(problem.message, endpoint.api_key)) from None
+    except NetworkSetupError as exc:
+        raise EndpointUnreachableError(redact(str(exc), endpoint.api_key)) from None
     except (httpx.HTTPError, ValueError) as exc:
         raise BenchError(
             "pass --model NAME: could not list the models at "
@@ -155,22 +171,29 @@ async def _bench(
     return runs
 
 
-def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run_bench(
+    opts: BenchOptions,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    launch: Launcher | None = None,
+) -> int:
     """Run the bench; returns the exit status (0 all succeeded, 1 some failed, 2 bad input).
 
-    ``out``/``err`` default to the current ``sys.stdout``/``sys.stderr``. Raises
-    :class:`BenchError` for problems the user must fix before anything runs.
+    ``out``/``err`` default to the current ``sys.stdout``/``sys.stderr``. ``launch`` starts
+    the built-in endpoint (``splitdesk.sim.launcher.start_sim``, passed in by the CLI: the
+    core never imports the simulator). Raises :class:`BenchError` for problems the user
+    must fix before anything runs.
     """
     out = out or sys.stdout
     err = err or sys.stderr
-    from splitdesk.sim.launcher import SimStartError, start_sim
-
     provider = get_provider(opts.api)
     sim = None
     if opts.endpoint == BUILTIN:
         try:
-            sim = start_sim(opts.profile, opts.sim_params)
-        except (SimStartError, KeyError, ValueError) as exc:
+            if launch is None:  # core never imports sim: the caller hands the launcher in
+                raise RuntimeError("no launcher was given (splitdesk.sim.launcher.start_sim)")
+            sim = launch(opts.profile, opts.sim_params)
+        except (RuntimeError, KeyError, ValueError) as exc:
             raise BenchError(f"cannot start the built-in endpoint: {exc}") from None
         base_url = provider.base_url_for_root(sim.url)
     else:
@@ -179,17 +202,26 @@ def run_bench(opts: BenchOptions, out: TextIO | None = None, err: TextIO | None 
         key = resolve_key(opts)
         endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
         if sim is not None and not opts.model:
-            endpoint = EndpointConfig(base_url, opts.api, "splitdesk-sim", None)
+            endpoint = EndpointConfig(base_url, opts.api, BUILTIN_MODEL, None)
 
         runs: list[BenchRun] = []  # filled as runs finish: an interrupted bench keeps them
         resolved = [endpoint]
 
+        if sim is None:  # the environment's proxy/CA problems, said before anything is sent
+            for problem in environment_problems(base_url, opts.verify):
+                print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
+
         async def main() -> None:
             ep = endpoint
             if not ep.model:
-                ep = EndpointConfig(
-                    ep.base_url, ep.api, await discover_model(ep), ep.api_key, verify=ep.verify
-                )
+                try:
+                    model = await discover_model(ep)
+                except EndpointUnreachableError as exc:
+                    # a failed run, not a bad argument: send anyway, each request's error
+                    # goes into the JSON, exit status 1
+                    print(f"splitdesk bench: cannot list the models: {exc}", file=err)
+                    model = ""
+                ep = EndpointConfig(ep.base_url, ep.api, model, ep.api_key, verify=ep.verify)
                 resolved[0] = ep
             await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
 

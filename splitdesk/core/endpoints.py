@@ -17,7 +17,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from splitdesk.sim.params import DEFAULT_PROFILE
+from splitdesk.builtin_endpoint import BUILTIN_MODEL, DEFAULT_PROFILE
 
 BUILTIN: Final = "builtin"
 
@@ -67,7 +67,7 @@ PRESETS: dict[str, Preset] = {
             "Built-in simulator",
             "",
             "openai-chat",
-            "splitdesk-sim",
+            BUILTIN_MODEL,
             hint="offline, no key",
         ),
         Preset(
@@ -102,7 +102,7 @@ class EndpointSettings(BaseModel):
     preset: PresetName = BUILTIN
     base_url: str = ""
     api: ApiName = "openai-chat"
-    model: str = "splitdesk-sim"
+    model: str = BUILTIN_MODEL
     key_source: KeySource = KeySource.NONE
     key_env: str = ""
     profile: str = DEFAULT_PROFILE

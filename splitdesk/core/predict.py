@@ -54,7 +54,8 @@ async def predict_plan(
     """
     provider = get_provider(endpoint.api)
     out: list[PredictedRequest] = []
-    async with httpx.AsyncClient(timeout=10.0) as client:
+    # The built-in endpoint is a child process on loopback: never through a proxy.
+    async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
         for phase in plan.phases:
             bodies = [
                 provider.build_request(

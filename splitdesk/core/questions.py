@@ -15,13 +15,23 @@ File formats (``load_question_set`` picks by content, not by extension):
       marker = "Answer {k}:"
 
 * **Plain text**: one question per line; blank lines and lines starting with ``#`` are skipped.
+
+A file is read as TOML when its name ends in ``.toml`` or its content looks like a question
+set (a ``[[questions]]`` table, or a ``version =``/``title =`` line at the top level). Such a
+file with a TOML syntax error is an error naming the line and column — never quietly read as
+plain text. Fields of the wrong type, unknown fields and a newer ``version`` are errors that
+name the question and the field in words (``question 3: "text" must be text, got 42``).
+The TOML syntax itself is read by ``tomllib``; only the error's position is taken from its
+message (Python 3.11's ``TOMLDecodeError`` has no line/column attributes).
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -86,28 +96,113 @@ def parse_plain(text: str, title: str = "Untitled") -> QuestionSet:
     )
 
 
-def parse_question_set(text: str, title: str = "Untitled") -> QuestionSet:
-    """A question set from file content: TOML when it parses as a question-set document,
-    otherwise plain text. Raises :class:`QuestionFileError` for a TOML document with bad
-    fields or an unsupported ``version``."""
+#: Lines that only a TOML question set has (a plain question never starts this way).
+_TOML_SHAPE = re.compile(
+    r"^\s*(\[\[\s*questions\s*\]\]|\[\s*template\s*\]|(version|title|questions)\s*=)", re.MULTILINE
+)
+_TOML_WHERE = re.compile(r"^(?P<what>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+
+
+def looks_like_toml(text: str) -> bool:
+    """True when ``text`` has a line only a TOML question set would have."""
+    return _TOML_SHAPE.search(text) is not None
+
+
+def _syntax_error(exc: tomllib.TOMLDecodeError) -> QuestionFileError:
+    found = _TOML_WHERE.match(str(exc))
+    if found is None:  # "Expected … (at end of document)" and the like
+        return QuestionFileError(f"not valid TOML: {exc}")
+    what = found["what"][:1].lower() + found["what"][1:]
+    return QuestionFileError(
+        f"not valid TOML at line {found['line']}, column {found['col']}: {what}"
+    )
+
+
+_TYPE_WORDS = {
+    "string_type": "must be text in quotes",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "list_type": "must be a list",
+    "model_type": "must be a table",
+    "dict_type": "must be a table",
+    "missing": "is missing",
+    "extra_forbidden": "is not a field splitdesk knows",
+}
+_QUESTION_FIELDS = "a question has `text` and an optional `title`"
+_SET_FIELDS = "a question set has `version`, `title`, `[[questions]]` and `[template]`"
+_TEMPLATE_FIELDS = "a template has `text` and `marker`"
+
+
+def _got(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
+def _in_words(error: Any) -> str:
+    """One pydantic error as a sentence about questions (never pydantic's own terms)."""
+    loc = [p for p in error["loc"]]
+    kind = error["type"]
+    said = _TYPE_WORDS.get(kind)
+    if said is None:  # a validator's own sentence, e.g. the template's marker needs {k}
+        said = ": " + str(error.get("msg", "is not valid")).removeprefix("Value error, ")
+    else:
+        said = " " + said
+    got = "" if kind in ("missing", "extra_forbidden") else f", got {_got(error.get('input'))}"
+    if loc[:1] == ["questions"] and len(loc) >= 2 and isinstance(loc[1], int):
+        where = f"question {loc[1] + 1}"
+        if len(loc) == 2:
+            return f'{where} must be a [[questions]] table with text = "…"{got}'
+        hint = f" ({_QUESTION_FIELDS})" if kind == "extra_forbidden" else ""
+        return f"{where}: `{loc[2]}`{said}{got}{hint}"
+    if loc == ["questions"]:
+        return f"`questions` must be a list of [[questions]] tables{got}"
+    if loc[:1] == ["template"]:
+        if len(loc) == 1:
+            return f"`[template]` must be a table with `text` and `marker`{got}"
+        hint = f" ({_TEMPLATE_FIELDS})" if kind == "extra_forbidden" else ""
+        return f"the template's `{loc[1]}`{said}{got}{hint}"
+    hint = f" ({_SET_FIELDS})" if kind == "extra_forbidden" else ""
+    name = ".".join(str(p) for p in loc) or "the file"
+    return f"`{name}`{said}{got}{hint}"
+
+
+def parse_question_set(text: str, title: str = "Untitled", toml: bool | None = None) -> QuestionSet:
+    """A question set from file content: TOML when ``toml`` is True, or when ``toml`` is
+    None and the content looks like a TOML question set (:func:`looks_like_toml`);
+    otherwise plain text. Raises :class:`QuestionFileError` for a TOML syntax error (with
+    its line and column), fields of the wrong type or unknown fields (naming the question
+    and field), or a ``version`` this splitdesk does not understand."""
+    if toml is None:
+        toml = looks_like_toml(text)
+    if not toml:
+        return parse_plain(text, title)
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return parse_plain(text, title)
-    if "questions" not in data:
-        return parse_plain(text, title)
-    if data.get("version", FORMAT_VERSION) > FORMAT_VERSION:
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(exc) from None
+    version = data.get("version", FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise QuestionFileError(
-            f"question-set format version {data['version']} is newer than this splitdesk "
-            f"understands ({FORMAT_VERSION})"
+            f"`version` must be a whole number (this splitdesk writes {FORMAT_VERSION}), "
+            f"got {_got(version)}"
+        )
+    if version > FORMAT_VERSION:
+        raise QuestionFileError(
+            f"question-set format version {version} is newer than this splitdesk "
+            f"understands ({FORMAT_VERSION}); update splitdesk to open it"
+        )
+    if "questions" not in data:
+        raise QuestionFileError(
+            'no questions: add one [[questions]] table per question, each with text = "…"'
         )
     data.setdefault("title", title)
     try:
         return QuestionSet.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise QuestionFileError(f"{where}: {first['msg']}") from None
+        # an unknown field first: "txt is not a field" explains "text is missing"
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise QuestionFileError(_in_words(errors[0]) + more) from None
 
 
 def load_question_set(path: Path) -> QuestionSet:
@@ -119,7 +214,9 @@ def load_question_set(path: Path) -> QuestionSet:
         raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
     try:
         return parse_question_set(
-            text, title=path.stem.replace("-", " ").replace("_", " ").capitalize()
+            text,
+            title=path.stem.replace("-", " ").replace("_", " ").capitalize(),
+            toml=True if path.suffix.lower() == ".toml" else None,
         )
     except QuestionFileError as exc:
         raise QuestionFileError(f"{path.name}: {exc}") from None

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from splitdesk.builtin_endpoint import DEFAULT_PROFILE as DEFAULT_PROFILE
+
 
 class SimParams(BaseModel):
     """Everything that shapes the built-in endpoint's timing and text.
@@ -158,4 +160,5 @@ PROFILES: dict[str, Profile] = {
     )
 }
 
-DEFAULT_PROFILE = "batching"
+if DEFAULT_PROFILE not in PROFILES:  # the name lives in splitdesk.builtin_endpoint
+    raise RuntimeError(f"the default profile {DEFAULT_PROFILE!r} is not defined")

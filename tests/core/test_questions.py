@@ -61,7 +61,7 @@ def test_a_byte_order_mark_is_not_part_of_the_first_question(tmp_path: Path) -> 
 def test_bad_files_say_what_is_wrong(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[[questions]]\ntext = 3\n", encoding="utf-8")
-    with pytest.raises(QuestionFileError, match=r"bad.toml: questions.0.text"):
+    with pytest.raises(QuestionFileError, match=r"bad.toml: question 1: `text` must be text"):
         load_question_set(bad)
     future = tmp_path / "future.toml"
     future.write_text('version = 9\n[[questions]]\ntext = "x"\n', encoding="utf-8")
