@@ -72,9 +72,11 @@ CASES = [
 CLEAN = ["What is rain?", "Why do cats purr?"]
 
 
-def questions() -> list[str]:
-    """The run's questions: one per fault case (tagged), then the clean ones."""
-    return [f"[f{i:02d}] Why is the sky blue?" for i in range(len(CASES))] + CLEAN
+def questions(cases: list[FaultCase] | None = None) -> list[str]:
+    """The run's questions: one per fault case (tagged; default: every case), then the
+    clean ones."""
+    chosen = CASES if cases is None else cases
+    return [f"[f{CASES.index(c):02d}] Why is the sky blue?" for c in chosen] + CLEAN
 
 
 async def arm(root: str) -> None:
