@@ -24,6 +24,7 @@ from splitdesk.core.recording import (
     Recording,
     RecordingError,
     RunSettingsRecord,
+    autosave,
     encode_recording,
     endpoint_record,
     figures_of,
@@ -325,3 +326,29 @@ def test_errors_and_usage_survive_the_round_trip(live: tuple[Recording, RunState
     assert trace.error == RequestError(ErrorKind.HTTP, "HTTP 429: slow down", 429, 2.0)
     assert trace.usage_output_tokens == state.requests[last_req].usage_output_tokens
     assert back.runs[0].figures["groups"]["parallel"]["failed"] == 1
+
+
+def test_autosave_keeps_the_newest_within_the_caps(
+    live: tuple[Recording, RunState], tmp_path: Path
+) -> None:
+    rec, _ = live
+    folder = tmp_path / "auto"
+    first = autosave(rec, folder)
+    second = autosave(rec, folder)  # same start time: a new name, nothing overwritten
+    assert first != second and first.exists() and second.exists()
+    os.utime(first, (1000, 1000))  # ages: the first is the oldest
+    os.utime(second, (1001, 1001))
+    paths = [first, second]
+    for k in range(3):
+        paths.append(autosave(rec, folder, max_files=3, max_bytes=10**9))
+        os.utime(paths[-1], (1002 + k, 1002 + k))
+    kept = sorted(folder.iterdir())
+    assert kept == sorted(paths[-3:])  # the newest three
+    size = paths[-1].stat().st_size
+    newest = autosave(rec, folder, max_files=100, max_bytes=2 * size + size // 2)
+    left = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime)
+    assert newest in left and len(left) == 2  # the byte cap: two fit
+    (folder / "notes.txt").write_text("mine")
+    autosave(rec, folder, max_files=1, max_bytes=10**9)
+    assert (folder / "notes.txt").exists()  # only recordings are ever deleted
+    assert all(load_recording(p).runs[0].events == rec.runs[0].events for p in left if p.exists())
