@@ -7,10 +7,10 @@ What it looks for comes from the user-editable template marker (:class:`MarkerPa
 ``Answer {k}:`` → the word ``Answer``, the number, ``:``; ``[{k}]`` → ``[``, the number,
 ``]``; ``Q{k}.``, ``#{k}``, ``### Reply {k} =>`` likewise (the marker's own decoration is
 not part of it). A marker counts only at the start of a line, after any markdown decoration
-(spaces, ``>`` quotes, ``#`` headings, ``-``/``*``/``+`` bullets, ``*``/``_`` emphasis of
-one to three characters, so bold, italic and bold-italic), with emphasis also allowed
-between the number and the suffix (``**Answer 1**:``). Letters match case-insensitively;
-spaces in the marker are optional. Three levels, most trusted first:
+(spaces, ``>`` quotes, ``#`` headings, ``-``/``*``/``+`` bullets, ``1.`` list numbers,
+``*``/``_`` emphasis of one to three characters, so bold, italic and bold-italic), with
+emphasis also allowed between the number and the suffix (``**Answer 1**:``). Letters match
+case-insensitively; spaces in the marker are optional. Three levels, most trusted first:
 
 * **template**: the marker exactly (its suffix present): ``Answer 2:``, ``**[2]**``.
 * **loose**: the marker without its suffix (``### Answer 2``), or another usual word
@@ -221,7 +221,9 @@ class SectionEnd:
 SectionEvent = SectionStart | SectionEnd
 
 
-_DECOR_TOKEN_RE = re.compile(r"[ \t]+|>|#{1,6}(?=[ \t]|[^\W\d_])|[-+*](?=[ \t])|\*{1,3}|_{1,3}")
+_DECOR_TOKEN_RE = re.compile(
+    r"[ \t]+|>|#{1,6}(?=[ \t]|[^\W\d_])|[-+*](?=[ \t])|\d{1,3}[.)](?=[ \t])|\*{1,3}|_{1,3}"
+)
 _DECOR_CHARS = frozenset(" \t>#*_+-")
 _BARE_RE = re.compile(r"(\d{1,3})[.)](\s|\*|_|$)")
 _BARE_PARTIAL_RE = re.compile(r"\d{1,3}[.)]?")
@@ -313,45 +315,63 @@ class SectionParser:
             self._open_header = None  # the body has begun
 
     def _classify(self, final: bool, t: float, events: list[SectionEvent]) -> None:
-        """Decide whether the current line opens a section (or wait for more of it)."""
+        """Decide whether the current line opens a section (or wait for more of it): a
+        worded or template marker after any decoration first (``1. **Answer 1:**`` is answer
+        1 by its marker, not by its list number), bare numbering only when there is none."""
         line = self._line
+        positions: list[int] = []  # where each run of decoration ends
         pos = 0
+        verdict: Match = "no"
         while True:
-            rest_empty = pos >= len(line)
-            if rest_empty and not final:
+            if pos >= len(line) and not final:
                 return  # decoration so far: the marker may follow
-            verdict = self._at(line, pos, final)
-            if verdict is None:
+            positions.append(pos)
+            found = self._worded_at(line, pos, final)
+            if found is None:
                 return  # wait for more characters
-            if not isinstance(verdict, str):
-                level, k, end = verdict
-                self._decided = True
-                self._start(k, level, self._header_end(end), t, events)
-                return
+            if not isinstance(found, str):
+                verdict = found
+                break
             m = _DECOR_TOKEN_RE.match(line, pos)
             if m is None or m.end() == pos:
+                rest = line[pos:]
+                if not final and (
+                    all(c in _DECOR_CHARS for c in rest) or _BARE_PARTIAL_RE.fullmatch(rest)
+                ):
+                    return  # "##", "-" or "1." at a chunk's end may still become decoration
                 break
             pos = m.end()
-        if not final and all(c in _DECOR_CHARS for c in line[pos:]):
-            return  # "##" or "-" at a chunk's end may still become decoration
+        if isinstance(verdict, str):
+            for pos in positions:
+                bare = self._bare_at(line, pos, final)
+                if bare is None:
+                    return
+                if not isinstance(bare, str):
+                    verdict = bare
+                    break
         self._decided = True
+        if verdict is not None and not isinstance(verdict, str):
+            level, k, end = verdict
+            self._start(k, level, self._header_end(end), t, events)
 
-    def _at(self, line: str, pos: int, final: bool) -> Match:
-        """The marker at ``line[pos:]`` (after ``pos`` characters of decoration)."""
-        undecided = False
+    def _worded_at(self, line: str, pos: int, final: bool) -> Match:
+        """The template's marker (exact or without its suffix) or another usual word's at
+        ``line[pos:]`` (after ``pos`` characters of decoration)."""
         own = self._marker(self.pattern.prefix, self.pattern.suffix, line, pos, final)
-        if own is None:
-            return None
-        if not isinstance(own, str):
+        if own is None or not isinstance(own, str):
             return own
+        undecided = False
         for tokens in self._other_words:
             other = self._marker(tokens, "", line, pos, final)
             if other is None:
                 undecided = True
             elif not isinstance(other, str):
                 return Level.OTHER, other[1], other[2]
-        if undecided:
-            return None
+        return None if undecided else "no"
+
+    def _bare_at(self, line: str, pos: int, final: bool) -> Match:
+        """Bare numbering (``2.``, ``2)``) at ``line[pos:]``, where it is allowed: while no
+        other marker has opened a section, at a paragraph's start or decorated."""
         decorated = bool(line[:pos].strip())
         bare_allowed = self._best_seen in (None, Level.BARE)
         if bare_allowed and (self._blank_before or decorated or self._line_start == 0):

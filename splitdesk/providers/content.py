@@ -7,7 +7,8 @@ https://platform.openai.com/docs/api-reference/chat/create), ``output_text`` (Re
 API), ``refusal``, and thinking parts — ``{"type": "thinking", "thinking": …}`` where
 ``thinking`` may itself be a list of text parts (Mistral's Magistral,
 https://docs.mistral.ai/capabilities/reasoning/), ``reasoning`` / ``reasoning_text`` /
-``summary_text`` parts. :func:`parts_text` splits any of these into answer and reasoning
+``summary_text`` parts; a part's text may itself be ``{"value": …}`` (the Assistants
+API's shape). :func:`parts_text` splits any of these into answer and reasoning
 text; parts it does not know (images, audio, tool use) carry no visible text.
 
 Mirrored reasoning: some servers send the same reasoning delta on two channels at once
@@ -35,7 +36,7 @@ REASONING_PARTS = frozenset(
     }
 )
 #: the keys a part may hold its text in, tried in order
-_TEXT_KEYS = ("text", "thinking", "reasoning", "refusal", "summary", "content")
+_TEXT_KEYS = ("text", "thinking", "reasoning", "refusal", "summary", "content", "value")
 
 
 def _all_text(value: Any) -> str:

@@ -68,18 +68,19 @@ def usage_delta(usage: Any, t_ns: int) -> list[Delta]:
 def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
     """The usage a chunk or body reports, wherever the server put it: the top-level ``usage``
     (OpenAI), inside a choice (``choices[i].usage``), or in a vendor's own object beside
-    ``choices`` (Groq's ``x_groq.usage``, https://console.groq.com/docs/api-reference, and
-    any other ``{"<vendor>": {"usage": …}}``). At most one :class:`UsageDelta`: the first
-    real report in that order."""
+    ``choices`` (Groq's ``x_groq.usage``, https://console.groq.com/docs/api-reference, any
+    other ``{"<vendor>": {"usage": …}}``, or counts one level inside a vendor object). At
+    most one :class:`UsageDelta`: the first real report (a positive ``completion_tokens`` or
+    ``output_tokens``) in that order."""
     candidates: list[Any] = [obj.get("usage")]
     choices = obj.get("choices")
     if isinstance(choices, list):
         candidates += [c.get("usage") for c in choices if isinstance(c, dict)]
-    candidates += [
-        v.get("usage")
-        for k, v in obj.items()
-        if k not in ("usage", "choices", "error") and isinstance(v, dict)
-    ]
+    for key, vendor in obj.items():
+        if key in ("usage", "choices", "error") or not isinstance(vendor, dict):
+            continue
+        # {"x_groq": {"usage": …}}, or counts one level deeper ({"meta": {"billed_units": …}})
+        candidates += [vendor.get("usage"), *(v for v in vendor.values() if isinstance(v, dict))]
     for usage in candidates:
         found = usage_delta(usage, t_ns)
         if found:

@@ -200,6 +200,7 @@ DECORATIONS = [
     "+ _{m}_",
     "> {m}",
     "  {m}",
+    "1. **{m}**",
 ]
 
 
@@ -333,3 +334,9 @@ def test_the_template_gives_the_parser_its_pattern() -> None:
     for bad in ("Answer {k} of {k}:", "Answer\n{k}:"):
         with pytest.raises(ValidationError, match="marker"):
             CombinedTemplate(marker=bad)
+
+
+def test_a_marker_inside_a_numbered_list_item_wins_over_the_list_number() -> None:
+    text = "1. **Answer 1:** red\n2. **Answer 2:** green\n3. **Answer 3:** blue"
+    for sizes in (None, [2, 3, 5, 7]):
+        assert bodies(parse(text, 3, sizes), text) == {0: "red", 1: "green", 2: "blue"}

@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from splitdesk.providers import PROVIDERS, get_provider
-from splitdesk.providers.base import Delta, ErrorDelta, ErrorKind, TextDelta
+from splitdesk.providers.base import Delta, ErrorDelta, ErrorKind, TextDelta, UsageDelta
 from splitdesk.providers.content import ReasoningChannels, parts_text
+from splitdesk.providers.openai_chat import find_usage
 
 
 def test_parts_text_splits_answer_and_reasoning() -> None:
@@ -31,6 +32,7 @@ def test_parts_text_splits_answer_and_reasoning() -> None:
         {"type": "refusal", "refusal": "D"},
     ]
     assert parts_text(parts) == ("ABCD", "hm, ok")
+    assert parts_text([{"type": "text", "text": {"value": "v", "annotations": []}}]) == ("v", "")
 
 
 def _split(text: str, cuts: list[int]) -> list[str]:
@@ -169,3 +171,16 @@ def test_a_top_level_error_in_any_event_is_an_error(api: str) -> None:
         .on_event(json.dumps({**ERROR_BESIDE_TEXT[api], "error": None}), "", 1)
     )
     assert not _errors(null)  # "error": null is no error
+
+
+def test_usage_is_read_where_vendors_put_it() -> None:
+    def tokens(obj: dict[str, Any]) -> list[int | None]:
+        return [d.output_tokens for d in find_usage(obj, 0) if isinstance(d, UsageDelta)]
+
+    assert tokens({"usage": {"completion_tokens": 3}}) == [3]
+    assert tokens(
+        {"usage": {"completion_tokens": 0}, "x_groq": {"usage": {"completion_tokens": 7}}}
+    ) == [7]
+    assert tokens({"choices": [{"index": 0, "usage": {"output_tokens": 4}}]}) == [4]
+    assert tokens({"meta": {"billed_units": {"output_tokens": 5}}}) == [5]
+    assert tokens({"timings": {"predicted_n": 9}, "usage": None}) == []  # not a usage report
