@@ -19,7 +19,8 @@ Rules, in the order they are tried (the first that holds is the headline's ``cod
   median generation time (TTFT → E2E): network latency dominates.
 * ``compute-bound`` — a stream decodes fewer tokens per second when others decode beside
   it: the per-stream decode rate measured while *k* ≥ 2 streams were generating is below
-  :data:`COMPUTE_RATE_RATIO` of the rate while one stream was alone.
+  :data:`COMPUTE_RATE_RATIO` of the rate while one stream was alone, and the k streams
+  together decode less than :data:`COMPUTE_MAX_GAIN` × a lone stream's tokens per second.
 * ``batching`` — the parallel streams started together (first tokens within
   :data:`BATCH_START_SHARE` of a request's generation time) and kept most of a lone
   stream's decode rate: the server decodes them in the same steps.
@@ -40,6 +41,7 @@ makespan(parallel) (what running the requests at once bought: batching).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import statistics
 from collections.abc import Iterable, Sequence
@@ -70,8 +72,11 @@ STAGGER_SHARE = 0.5
 NETWORK_MIN_S = 0.1
 #: median TTFB as a share of median generation time at which the network dominates
 NETWORK_SHARE = 0.5
-#: busy/lone per-stream decode rate below which a server is compute-bound
+#: busy/lone per-stream decode rate below which a server is compute-bound …
 COMPUTE_RATE_RATIO = 0.6
+#: … when k streams together also decode less than this many times one stream's tokens/s
+#: (a server whose streams slow down but still multiply its throughput is batching)
+COMPUTE_MAX_GAIN = 2.0
 #: spread of parallel first tokens, as a share of generation time, that counts as together
 BATCH_START_SHARE = 0.25
 #: combined/parallel output tokens below which the model shortened its answers
@@ -204,6 +209,8 @@ def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dic
     for phase in phases:
         done = [t for t in phase if _ok(t) and len(t.event_times) >= 2]
         spans = [_interval(t) for t in done]
+        starts = sorted(s for s, _ in spans)
+        ends = sorted(e for _, e in spans)
         for t in done:
             per_event = _tokens(t) / len(t.event_times)
             times = t.event_times
@@ -212,7 +219,8 @@ def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dic
                 if b <= a:
                     continue
                 mid = (a + b) / 2
-                k = sum(1 for s, e in spans if s <= mid <= e)
+                # streams with start <= mid <= end: O(log S) per gap, not O(S)
+                k = bisect.bisect_right(starts, mid) - bisect.bisect_left(ends, mid)
                 time_at[k] = time_at.get(k, 0.0) + (b - a)
                 tokens_at[k] = tokens_at.get(k, 0.0) + per_event
                 gaps_at[k] = gaps_at.get(k, 0) + 1
@@ -372,7 +380,7 @@ def _compute_bound(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
         return None
     lone, busy, k = r
     ratio = busy / lone
-    if ratio >= COMPUTE_RATE_RATIO:
+    if ratio >= COMPUTE_RATE_RATIO or busy * k / lone >= COMPUTE_MAX_GAIN:
         return None
     return Finding(
         "compute-bound",

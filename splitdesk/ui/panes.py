@@ -8,7 +8,7 @@ once per frame (:class:`~splitdesk.ui.throttle.Throttle`).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -32,9 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.diagnosis import waiting_state
 from splitdesk.core.metrics import RequestFigures, group_metrics, request_figures
 from splitdesk.core.questions import shorten
-from splitdesk.core.run_state import RequestTrace
+from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
 from splitdesk.ui.throttle import Throttle
 
@@ -276,7 +277,16 @@ class RequestPane(QFrame):
         self.error.setObjectName("error")
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.error.hide()
+        #: The run this pane's request belongs to (:meth:`set_run`): its clock and the
+        #: other requests name what a waiting request waits for.
+        self.run: RunState | None = None
+        #: The failure is shown once in the summary's banner (every request had it).
+        self.error_in_banner = False
+        self._clock = QTimer(self)  # counts "waiting 1.8 s" / "stalled 3.2 s" between events
+        self._clock.setInterval(200)
+        self._clock.timeout.connect(self._tick)
 
         lay = self._box = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 8)
@@ -285,8 +295,8 @@ class RequestPane(QFrame):
         lay.addLayout(stats_row)
         lay.addWidget(self.reasoning_toggle)
         lay.addWidget(self.reasoning)
+        lay.addWidget(self.error)  # under the header: a failure reads first, top-aligned
         lay.addWidget(self.text, 1)
-        lay.addWidget(self.error)
         self._update_header()
 
     # -- layout ---------------------------------------------------------------------------------
@@ -332,9 +342,70 @@ class RequestPane(QFrame):
         head = max(self.badge.height(), self.title.sizeHint().height())
         stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
         lines = self.text.fontMetrics().lineSpacing() * 2 + 2 * self.text.frameWidth() + 8
-        return m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2
+        error = 0
+        if not self.error.isHidden():  # a failure's message wraps; never clip it
+            error = self.error.heightForWidth(max(self.width() - m.left() - m.right(), 50))
+            error += lay.spacing()
+        return m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2 + error
 
     # -- binding --------------------------------------------------------------------------------
+    def set_run(self, run: RunState) -> None:
+        """Follow ``run``'s clock: while the request waits or stalls, the state line names
+        the cause and counts the seconds (:func:`splitdesk.core.diagnosis.waiting_state`)."""
+        self.run = run
+        self._clock.start()
+
+    def set_error_in_banner(self, shown: bool) -> None:
+        """The summary shows this pane's failure once for every request: keep a short mark
+        here instead of the same message N times."""
+        self.error_in_banner = shown
+        f = request_figures(self.trace) if self.trace is not None else None
+        if f is not None and f.error is not None:
+            self.error.setText(self._error_text(f.error.message))
+            self.error.show()
+
+    def _error_text(self, message: str) -> str:
+        return (
+            "✕ failed — the cause is shown once, in the summary"
+            if self.error_in_banner
+            else f"✕ {message}"
+        )
+
+    def _tick(self) -> None:
+        trace, run = self.trace, self.run
+        if trace is None or run is None or run.ended is not None or trace.finished:
+            if run is not None and run.ended is not None:
+                self._clock.stop()
+            return
+        self._update_state_label()
+
+    def waiting_label(self) -> str | None:
+        """What the request waits for and for how long, or ``None`` when it is not waiting."""
+        trace, run = self.trace, self.run
+        if trace is None or run is None or run.ended is not None:
+            return None
+        now = run.now()
+        w = waiting_state(trace, run.requests, now) if now is not None else None
+        return w.label if w is not None else None
+
+    def _update_state_label(self) -> None:
+        trace = self.trace
+        f = request_figures(trace) if trace is not None else None
+        state = f.state if f is not None else "planned"
+        color = {
+            "done": self.theme.good,
+            "failed": self.theme.error,
+            "stopped": self.theme.muted,
+            "streaming": self.color,
+        }.get(state, self.theme.muted)
+        words = STATE_LABELS.get(state, state)
+        if state in ("waiting", "retrying", "streaming"):
+            words = self.waiting_label() or words
+        label = f"<span style='color:{color}'>● {words}</span>"
+        if label != self._header:  # setText re-lays out the row: only when it changed
+            self._header = label
+            self.state.setText(label)
+
     def bind(self, trace: RequestTrace) -> None:
         """Show ``trace`` (the pane reads it on every refresh)."""
         self.trace = trace
@@ -417,22 +488,13 @@ class RequestPane(QFrame):
         trace = self.trace
         f = request_figures(trace) if trace is not None else None
         state = f.state if f is not None else "planned"
-        color = {
-            "done": self.theme.good,
-            "failed": self.theme.error,
-            "stopped": self.theme.muted,
-            "streaming": self.color,
-        }.get(state, self.theme.muted)
-        label = f"<span style='color:{color}'>● {STATE_LABELS.get(state, state)}</span>"
-        if label != self._header:  # setText re-lays out the row: only when it changed
-            self._header = label
-            self.state.setText(label)
+        self._update_state_label()
         if f is None or f.t_send is None:
             self.stats.setText("not sent yet")
             return
         self.stats.set_variants(self.stats_variants())
         if f.error is not None and self.error.isHidden():
-            self.error.setText(f"✕ {f.error.message}")
+            self.error.setText(self._error_text(f.error.message))
             self.error.show()
         elif f.backoffs and state == "retrying":
             b = f.backoffs[-1]

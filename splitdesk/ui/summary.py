@@ -8,23 +8,39 @@ is read from :func:`splitdesk.core.metrics.summarize`; nothing is computed here.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from splitdesk.core.diagnosis import (
+    Diagnosis,
+    common_failure,
+    decompose_groups,
+    diagnose_state,
+    failure_summary,
+)
 from splitdesk.core.metrics import GroupMetrics, RunSummary, summarize
 from splitdesk.core.predict import PredictedRequest, predicted_makespan
 from splitdesk.core.run_state import RunState
+from splitdesk.providers.base import RequestError
 from splitdesk.ui.theme import Theme, ui_font
 from splitdesk.ui.throttle import Throttle
 
 
-def verdict(speedup: float, theme: Theme) -> str:
-    """The speed-up in words: "4.4× faster", "no speed-up" (within ±10 %) or "2.0× slower"."""
+def verdict(speedup: float, theme: Theme, shared: bool = False) -> str:
+    """The speed-up in words, naming the pair: "parallel 4.4× faster than combined", "no
+    speed-up" (within ±10 %) or "parallel 2.0× slower than combined" — red only when the two
+    ways ran apart (``shared``: side by side, where both ways competed for one server and
+    "slower" is not a verdict on parallel requests)."""
     if speedup >= 1.1:
-        return f"<span style='color:{theme.good}'>{speedup:.1f}× faster</span>"
+        return (
+            f"<span style='color:{theme.good}'>parallel {speedup:.1f}× faster than combined</span>"
+        )
     if speedup > 1 / 1.1:
         return f"<span style='color:{theme.muted}'>no speed-up ({speedup:.2f}×)</span>"
-    return f"<span style='color:{theme.error}'>{1 / speedup:.1f}× slower</span>"
+    color = theme.muted if shared else theme.error
+    return f"<span style='color:{color}'>parallel {1 / speedup:.1f}× slower than combined</span>"
 
 
 def _s(x: float | None, nd: int = 1) -> str:
@@ -32,7 +48,15 @@ def _s(x: float | None, nd: int = 1) -> str:
 
 
 class SummaryStrip(QFrame):
-    """Headline figures of the current run; ``speedup_text`` is the big number shown."""
+    """Headline figures of the current run, the diagnosis (:mod:`splitdesk.core.diagnosis`)
+    and, when every request failed the same way, one banner with the cause.
+
+    Signals:
+        fairModeRequested(): the user followed the caption's offer to run the questions one
+            after another (side by side on a server that ran one request at a time).
+    """
+
+    fairModeRequested = Signal()
 
     def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +65,21 @@ class SummaryStrip(QFrame):
         self.state: RunState | None = None
         self.predictions: list[PredictedRequest] | None = None
         self.summary: RunSummary | None = None
+        #: The finished run's diagnosis (``None`` while running).
+        self.diagnosis: Diagnosis | None = None
+        #: The one error every request failed with, shown once in :attr:`banner`.
+        self.shared_failure: RequestError | None = None
+        self._diagnosed_at = -1
+        self.banner = QLabel("")
+        self.banner.setObjectName("banner")
+        self.banner.setFont(ui_font(scale, 1.5, bold=True))
+        self.banner.setWordWrap(True)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner.setStyleSheet(
+            f"QLabel#banner {{ color: {theme.error}; border: 2px solid {theme.error};"
+            " border-radius: 6px; padding: 6px 10px; }"
+        )
+        self.banner.hide()
         self.headline = QLabel("Press ▶ Run (Ctrl+Enter) to send the questions both ways.")
         self.headline.setFont(ui_font(scale, 5, bold=True))
         self.headline.setTextFormat(Qt.TextFormat.RichText)
@@ -52,6 +91,15 @@ class SummaryStrip(QFrame):
         self.payoff.setTextFormat(Qt.TextFormat.RichText)
         self.payoff.setWordWrap(True)
         self.payoff.hide()
+        #: What happened and why: the diagnosis line, the speed-up split with the
+        #: sequential baseline, and the fair-mode offer when side by side compared nothing.
+        self.explain = QLabel("")
+        self.explain.setFont(ui_font(scale, 1))
+        self.explain.setTextFormat(Qt.TextFormat.RichText)
+        self.explain.setWordWrap(True)
+        self.explain.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.explain.linkActivated.connect(self._link)
+        self.explain.hide()
         self.details = QLabel("")
         self.details.setObjectName("hint")
         self.details.setFont(ui_font(scale, 0.5))
@@ -60,8 +108,10 @@ class SummaryStrip(QFrame):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(14, 8, 14, 10)
         lay.setSpacing(2)
+        lay.addWidget(self.banner)
         lay.addWidget(self.headline)
         lay.addWidget(self.payoff)
+        lay.addWidget(self.explain)
         lay.addWidget(self.details)
         self.throttle = Throttle(self.refresh, 100, self)
 
@@ -72,6 +122,19 @@ class SummaryStrip(QFrame):
         self.headline.setText(text)
         self.details.setText("")
         self.payoff.hide()
+        self._reset_explanation()
+
+    def _reset_explanation(self) -> None:
+        self.diagnosis = None
+        self.shared_failure = None
+        self._diagnosed_at = -1
+        self.banner.hide()
+        self.explain.hide()
+        self.explain.setText("")
+
+    def _link(self, href: str) -> None:
+        if href == "fair-mode":
+            self.fairModeRequested.emit()
 
     def bind(self, state: RunState) -> None:
         """Summarise ``state`` from now on."""
@@ -80,6 +143,7 @@ class SummaryStrip(QFrame):
         self.headline.setText("Sending…")
         self.details.setText("")
         self.payoff.hide()
+        self._reset_explanation()
         state.subscribe(lambda _ev: self.throttle.request())
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
@@ -114,11 +178,16 @@ class SummaryStrip(QFrame):
             m = summary.groups.get(g)
             if m is None:
                 continue
-            if done[g]:
+            failures = failure_summary(state.group(g)) if done[g] else None  # type: ignore[arg-type]
+            if failures is not None:  # a time over the requests that got through misleads
+                heads.append(f"{label}: <span style='color:{t.error}'>{failures}</span>")
+            elif done[g]:
                 heads.append(f"{label} <b>{_s(m.makespan_s)}</b>")
             else:
                 heads.append(f"{label} <span style='color:{t.muted}'>{_s(m.makespan_s)}…</span>")
         line = " · ".join(heads)
+        shared = state.info.mode == "side-by-side"
+        diagnosis = self._diagnose(state) if finished else None
         if (
             summary.speedup is not None
             and done.get("combined", True)
@@ -126,16 +195,64 @@ class SummaryStrip(QFrame):
             and self._complete(c)
             and self._complete(p)
         ):
-            line += " · " + verdict(summary.speedup, t)
-            pc, pp = self._predicted("combined"), self._predicted("parallel")
-            if pc and pp:
-                line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
+            if shared and diagnosis is not None and diagnosis.one_at_a_time:
+                line += (
+                    f" · <span style='color:{t.muted}'>no verdict: the server ran one "
+                    "request at a time</span>"
+                )
+            else:
+                line += " · " + verdict(summary.speedup, t, shared)
+                pc, pp = self._predicted("combined"), self._predicted("parallel")
+                if pc and pp:
+                    line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
         elif not finished:
             line += f" · <span style='color:{t.muted}'>running…</span>"
         if state.ended is not None and state.ended.stopped:
             line += f" · <span style='color:{t.muted}'>stopped</span>"
         self.headline.setText(line)
         self.details.setText(self._details(c, p, len(state.info.questions), finished))
+        if diagnosis is not None:
+            self._explain(state, summary, diagnosis, shared)
+
+    def _diagnose(self, state: RunState) -> Diagnosis:
+        """The finished run's diagnosis, computed once per run (it walks every event)."""
+        if self.diagnosis is None or self._diagnosed_at != state.events_applied:
+            self.diagnosis = diagnose_state(state)
+            self._diagnosed_at = state.events_applied
+        return self.diagnosis
+
+    def _explain(self, state: RunState, summary: RunSummary, d: Diagnosis, shared: bool) -> None:
+        """The banner (one shared failure), the speed-up split and the diagnosis line."""
+        t = self.theme
+        self.shared_failure = failure = common_failure(state.requests)
+        if failure is not None:
+            self.banner.setText(
+                f"✕ All {len(state.requests)} requests failed the same way: {failure.message}"
+            )
+            self.banner.show()
+        else:
+            self.banner.hide()
+        lines = []
+        dec = decompose_groups(summary.groups)
+        if dec is not None:
+            lines.append(
+                f"<b>{dec.speedup:.2f}×</b> = <b>{dec.prompt_shape_factor:.2f}×</b> from the "
+                "prompt's shape (combined → sequential) × "
+                f"<b>{dec.concurrency_factor:.2f}×</b> from concurrency (sequential → parallel)"
+            )
+        if failure is None:  # the banner already says why
+            why = f"<b>Why:</b> {escape(d.text)}"
+            for note in d.notes:
+                why += f"<br>Also: {escape(note.text)}"
+            lines.append(why)
+        if shared and d.one_at_a_time:
+            lines.append(
+                "Side by side cannot show what parallel requests gain on this server. "
+                f"<a href='fair-mode' style='color:{t.accent}'>Run them one after another</a>"
+                " to measure each way on an idle server."
+            )
+        self.explain.setText("<br>".join(lines))
+        self.explain.setVisible(bool(lines))
 
     @staticmethod
     def _complete(g: GroupMetrics | None) -> bool:
@@ -187,14 +304,21 @@ class SummaryStrip(QFrame):
             parts.append(
                 f"<span style='color:{self.theme.error}'>{failed} request(s) failed</span>"
             )
+            for g, name in ((c, "combined"), (p, "parallel")):
+                # the headline counts the failures; the time of the rest is only a detail
+                if g is not None and g.failed and g.makespan_s is not None:
+                    answered = g.requests - g.failed - g.stopped
+                    parts.append(f"{name} {g.makespan_s:.2f} s over the {answered} that answered")
         speedup = self.summary.speedup if self.summary else None
         info = self.state.info if self.state else None
+        d = self.diagnosis
         if (
             finished
             and speedup is not None
             and speedup < 1.1
             and info is not None
             and info.mode == "side-by-side"
+            and not (d is not None and d.one_at_a_time)  # the caption says it then
         ):
             parts.append(
                 "side by side, both ways share the server: “one after another” measures each on an idle one"

@@ -135,7 +135,9 @@ async def test_stop_mid_run_stops_every_pane_quickly_and_keeps_text(make_window:
 
 
 @pytest.mark.asyncio
-async def test_refused_connection_shows_a_clear_error_in_every_pane(make_window: Any) -> None:
+async def test_refused_connection_shows_one_banner_with_the_cause_and_the_fix(
+    make_window: Any,
+) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -144,11 +146,22 @@ async def test_refused_connection_shows_a_clear_error_in_every_pane(make_window:
     window.run_button.click()
     await wait_signal(window.runFinished, 20)
     assert window.panes
+    # the cause and the fix once, in the summary's banner ...
+    banner = window.summary.banner
+    assert banner.isVisible()
+    assert f"All {len(window.panes)} requests failed the same way" in banner.text()
+    assert f"cannot connect to 127.0.0.1:{port}" in banner.text()
+    assert "is the server running at" in banner.text()
+    # ... not N copies: each pane says it failed and points there
     for pane in window.panes.values():
         assert "failed" in pane.state.text()
         assert pane.error.isVisible()
-        assert "is the server running at" in pane.error.text()
-    assert "failed" in window.summary.details.text()
+        assert "is the server running at" not in pane.error.text()
+        assert "shown once, in the summary" in pane.error.text()
+    # the headline counts the failures instead of showing a time
+    headline = window.summary.headline.text()
+    assert "Combined: " in headline and "1 of 1 failed (cannot connect)" in headline
+    assert f"{len(QUESTIONS)} of {len(QUESTIONS)} failed (cannot connect)" in headline
 
 
 @pytest.mark.asyncio
@@ -191,9 +204,14 @@ async def test_http_401_says_to_check_the_key_and_never_shows_it(
         window.run_button.click()
         await wait_signal(window.runFinished, 20)
         assert any(key.encode() in head for head, _ in server.requests)
+    banner = window.summary.banner
+    assert banner.isVisible()
+    assert "HTTP 401" in banner.text() and "check the API key" in banner.text()
+    assert key not in banner.text()
     for pane in window.panes.values():
-        assert "HTTP 401" in pane.error.text() and "check the API key" in pane.error.text()
+        assert "failed" in pane.error.text() and "HTTP 401" not in pane.error.text()
         assert key not in pane.error.text()
+    assert key not in window.summary.headline.text() + window.summary.explain.text()
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,132 @@
+"""The summary strip on every built-in profile, in both window modes: real runs over
+loopback HTTP feed a real :class:`SummaryStrip` (offscreen), and the headline and the
+diagnosis line name the right case. One window test follows the fair-mode offer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from ui.conftest import wait_signal
+
+from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.plans import make_plan
+from splitdesk.core.run_state import RunState
+from splitdesk.core.runner import RunConfig, Runner
+from splitdesk.core.settings import AppSettings
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.providers.base import EndpointConfig
+from splitdesk.ui.summary import SummaryStrip
+from splitdesk.ui.theme import DARK
+
+QUESTIONS = [
+    "Why is the sky blue?",
+    "How do vaccines work?",
+    "What is inflation?",
+    "Why do we sleep?",
+    "How do tides work?",
+]
+WHY = {
+    "batching": "the server batches them",
+    "single-slot": "one at a time (no batching)",
+    "rate-limited": "a rate limit capped concurrency",
+    "slow-network": "network latency dominates",
+    "compute-bound": "per-stream speed fell from",
+}
+
+
+@dataclass
+class Sim:
+    """A running built-in endpoint and the profile it serves."""
+
+    profile: str
+    process: Any
+
+
+@pytest.fixture(scope="module", params=list(WHY))
+def sim(request: pytest.FixtureRequest) -> Iterator[Sim]:
+    """One built-in endpoint per profile at 4× speed, shared by this module's tests."""
+    from splitdesk.sim.launcher import start_sim
+
+    process = start_sim(request.param, {"speed": 4})
+    try:
+        yield Sim(request.param, process)
+    finally:
+        process.stop()
+
+
+async def strip_after(sim: Sim, mode: str, qtbot: Any) -> tuple[SummaryStrip, RunState]:
+    """Run the questions in ``mode`` and show the result in a summary strip."""
+    endpoint = EndpointConfig(sim.process.openai_base_url, "openai-chat", "splitdesk-sim")
+    state = RunState()
+    strip = SummaryStrip(DARK)
+    qtbot.addWidget(strip)
+    strip.bind(state)
+    plan = make_plan(mode, QUESTIONS, CombinedTemplate(), 200, mode == "one-after-another")  # type: ignore[arg-type]
+    await asyncio.wait_for(Runner(RunConfig(endpoint), state.apply).run(QUESTIONS, plan), 60)
+    assert state.finished, "the run did not end within 60 s"
+    strip.refresh()
+    return strip, state
+
+
+def check_common(sim: Sim, strip: SummaryStrip, state: RunState) -> str:
+    headline = strip.headline.text()
+    assert strip.explain.isVisible() or not strip.explain.isHidden()
+    assert WHY[sim.profile] in strip.explain.text(), strip.explain.text()
+    assert strip.diagnosis is not None and strip.diagnosis.text
+    if sim.profile == "batching":
+        assert f"color:{DARK.good}'>parallel" in headline and "faster than combined" in headline
+    if sim.profile == "rate-limited":
+        refused = sum(1 for t in state.group("parallel") if t.error and t.error.status == 429)
+        assert f"Parallel: <span style='color:{DARK.error}'>{refused} of 5 refused (HTTP 429)" in (
+            headline
+        )
+        assert "Parallel <b>" not in headline  # no time for a side where requests were refused
+        assert "faster" not in headline and "slower" not in headline
+    if sim.profile != "rate-limited":
+        assert not strip.banner.isVisible()
+    return headline
+
+
+@pytest.mark.asyncio
+async def test_side_by_side_headline_and_diagnosis(sim: Sim, qtbot: Any) -> None:
+    strip, state = await strip_after(sim, "side-by-side", qtbot)
+    headline = check_common(sim, strip, state)
+    assert "slower" not in headline or DARK.error not in headline  # never a red "slower"
+    if sim.profile == "single-slot":
+        assert "no verdict: the server ran one request at a time" in headline
+        assert "slower" not in headline and "faster" not in headline
+        assert "href='fair-mode'" in strip.explain.text()
+        with qtbot.waitSignal(strip.fairModeRequested, timeout=1000):
+            strip.explain.linkActivated.emit("fair-mode")
+
+
+@pytest.mark.asyncio
+async def test_one_after_another_headline_diagnosis_and_split(sim: Sim, qtbot: Any) -> None:
+    strip, state = await strip_after(sim, "one-after-another", qtbot)
+    check_common(sim, strip, state)
+    explain = strip.explain.text()
+    if sim.profile == "rate-limited":
+        assert "from concurrency" not in explain  # refused requests: nothing to split
+        return
+    assert "from the prompt's shape (combined → sequential)" in explain
+    assert "from concurrency (sequential → parallel)" in explain
+    assert "href='fair-mode'" not in explain
+
+
+@pytest.mark.asyncio
+async def test_fair_mode_offer_runs_one_after_another(make_window: Any) -> None:
+    window = make_window(AppSettings(endpoint=EndpointSettings(profile="single-slot", speed=4.0)))
+    window.mode.setCurrentIndex(window.mode.findData("side-by-side"))
+    window.run_button.click()
+    await wait_signal(window.runFinished, 60)
+    assert "no verdict" in window.summary.headline.text()
+    assert window.summary.explain.isVisible()
+    window.summary.explain.linkActivated.emit("fair-mode")
+    (state,) = await wait_signal(window.runFinished, 60)
+    assert window.mode.currentData() == "one-after-another"
+    assert state.info.mode == "one-after-another"
+    assert "one at a time" in window.summary.explain.text()
