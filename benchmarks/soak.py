@@ -33,14 +33,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")  # offscreen's size-hint notes
 
 import httpx
 
-from common import describe, pct, rss_mb
+from common import describe, rss_mb
 from splitdesk.core.metrics import request_figures
 from splitdesk.core.plans import make_plan
 from splitdesk.core.run_state import RunState
