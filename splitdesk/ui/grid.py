@@ -120,11 +120,7 @@ class PaneGrid(QScrollArea):
         if not visible:
             return
         spacing = self._grid.spacing()
-        self.min_width = max(
-            [self.base_min_width]
-            + [p.header_min_width() for p in visible]
-            + [p.state.sizeHint().width() + 40 for p in visible]
-        )
+        self.min_width = max([self.base_min_width] + [p.header_min_width() for p in visible])
         width, height = self.viewport().width(), self.viewport().height()
         # normal panes while they fit at their minimum height, else compact ones
         self.min_height = int(125 * self._scale)

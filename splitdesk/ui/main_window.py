@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 import qasync
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -161,7 +161,7 @@ class MainWindow(QMainWindow):
 
         self.timeline = Timeline(theme, scale)
         self.summary = SummaryStrip(theme, scale)
-        self.summary.fairModeRequested.connect(self._run_fair_mode)
+        self.summary.installEventFilter(self)  # its wrapped lines are never cut (eventFilter)
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
@@ -422,6 +422,10 @@ class MainWindow(QMainWindow):
             {("sequential" if s.group == "sequential" else i) for i, s in enumerate(plan.requests)}
         )
         self._fit_timeline(lanes)
+        # many questions: the parallel side gets two thirds of the width (more columns)
+        total = sum(self.pane_split.sizes())
+        share = 0.4 if len(questions) <= 5 else 0.3
+        self.pane_split.setSizes([int(total * share), total - int(total * share)])
 
     def _fit_timeline(self, lanes: int) -> None:
         """Give the timeline room for ``lanes`` readable lanes (up to 60 % of the height),
@@ -471,7 +475,6 @@ class MainWindow(QMainWindow):
         assert self.state is not None
         trace = self.state.requests[ev.req]
         pane = self.panes.get(ev.req) or self._make_pane(ev.req, ev.group, ev.questions)
-        pane.set_run(self.state)  # names what a waiting request waits for, and counts
         if isinstance(pane, SequentialPane):
             pane.add(trace)
         else:
@@ -496,9 +499,8 @@ class MainWindow(QMainWindow):
             pane.title.setToolTip(text)
             self.grid.add(pane)
             n = len(self.grid.panes)
-            self.parallel_title.setText(
-                f"PARALLEL · {n} request{'s' if n != 1 else ''}, one per question"
-            )
+            self.parallel_title.setText(f"PARALLEL · {n} request{'s' if n != 1 else ''}")
+            self.parallel_title.setToolTip("One request per question, all sent at once")
         self.panes[index] = pane
         return pane
 
@@ -506,23 +508,12 @@ class MainWindow(QMainWindow):
         self.timeline.set_predictions(predictions)
         self.summary.set_predictions(predictions)
 
-    def _run_fair_mode(self) -> None:
-        """The summary's offer after a side-by-side run on a one-slot server: measure the
-        two ways one after another, each on an idle server."""
-        if self.controller.busy:
-            return
-        self.mode.setCurrentIndex(max(0, self.mode.findData("one-after-another")))
-        self.start_run()
-
     def _run_finished(self, state: RunState) -> None:
         for pane in self.panes.values():
             pane.changed(final=True)
         self.timeline.finish()
         self.summary.throttle.request()
         self.summary.throttle.flush()
-        in_banner = self.summary.shared_failure is not None  # one message, not one per pane
-        for pane in self.panes.values():
-            pane.set_error_in_banner(in_banner)
         stopped = state.ended is not None and state.ended.stopped
         failed = sum(1 for r in state.requests if r.outcome == "failed")
         msg = "Stopped." if stopped else "Done."
@@ -549,6 +540,33 @@ class MainWindow(QMainWindow):
             self._auto_sizing = True
             self.main_split.setSizes([int(h * 0.56), int(h * 0.44)])
             self._auto_sizing = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The summary strip's wrapped lines decide its height: a splitter would squeeze
+        it and cut the headline's second line; the timeline above gives way instead (its
+        lanes scroll). On a short window the details line gives way first (shown on
+        hover)."""
+        if watched is self.summary and event.type() in (
+            QEvent.Type.LayoutRequest,
+            QEvent.Type.Resize,
+        ):
+            lay = self.summary.layout()
+            if lay is not None and self.summary.width() > 0:
+                details = self.summary.details
+                need = lay.totalHeightForWidth(self.summary.width())
+                tight = need > 0.36 * self.main_split.height()  # a projector's short window
+                if tight and not details.isHidden():  # the least needed line gives way
+                    details.hide()
+                    need = lay.totalHeightForWidth(self.summary.width())
+                elif details.isHidden() and details.text():
+                    extra = details.heightForWidth(self.summary.width()) + lay.spacing()
+                    if need + extra <= 0.36 * self.main_split.height():
+                        details.show()  # room again (a taller window)
+                        need += extra
+                self.summary.setToolTip(details.text() if details.isHidden() else "")
+                if need > 0 and need != self.summary.minimumHeight():
+                    self.summary.setMinimumHeight(need)
+        return super().eventFilter(watched, event)
 
     # -- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
