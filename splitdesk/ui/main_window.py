@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         self.timeline = Timeline(theme, scale)
         self.summary = SummaryStrip(theme, scale)
         self.summary.installEventFilter(self)  # its wrapped lines are never cut (eventFilter)
+        self.summary.fairModeRequested.connect(self._run_fair_mode)
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
@@ -475,6 +476,7 @@ class MainWindow(QMainWindow):
         assert self.state is not None
         trace = self.state.requests[ev.req]
         pane = self.panes.get(ev.req) or self._make_pane(ev.req, ev.group, ev.questions)
+        pane.set_run(self.state)  # names what a waiting request waits for, and counts
         if isinstance(pane, SequentialPane):
             pane.add(trace)
         else:
@@ -508,12 +510,23 @@ class MainWindow(QMainWindow):
         self.timeline.set_predictions(predictions)
         self.summary.set_predictions(predictions)
 
+    def _run_fair_mode(self) -> None:
+        """The summary's offer after a side-by-side run on a one-slot server: measure the
+        two ways one after another, each on an idle server."""
+        if self.controller.busy:
+            return
+        self.mode.setCurrentIndex(max(0, self.mode.findData("one-after-another")))
+        self.start_run()
+
     def _run_finished(self, state: RunState) -> None:
         for pane in self.panes.values():
             pane.changed(final=True)
         self.timeline.finish()
         self.summary.throttle.request()
         self.summary.throttle.flush()
+        in_banner = self.summary.shared_failure is not None  # one message, not one per pane
+        for pane in self.panes.values():
+            pane.set_error_in_banner(in_banner)
         stopped = state.ended is not None and state.ended.stopped
         failed = sum(1 for r in state.requests if r.outcome == "failed")
         msg = "Stopped." if stopped else "Done."
