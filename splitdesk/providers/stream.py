@@ -195,10 +195,15 @@ async def _whole_body(
         body: Any = json.loads(text)
     except ValueError:
         if framing == "ndjson":  # NDJSON labelled application/json
-            for line in text.splitlines():
+            lines = text.splitlines()
+            for n, line in enumerate(lines, start=1):
                 if line.strip():
-                    for delta in _decode(decoder, line, "", t_ns):
+                    cut = n == len(lines) and not text.endswith("\n")
+                    decode = _decode_tail if cut else _decode
+                    for delta in decode(decoder, line, "", t_ns):
                         yield delta
+                        if isinstance(delta, ErrorDelta):
+                            return
             for delta in decoder.on_end(t_ns, False):
                 yield delta
             return
@@ -222,6 +227,16 @@ def _decode(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> list[De
         return decoder.on_event(data, event, t_ns)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return [_protocol(t_ns, f"malformed event ({type(exc).__name__}): {_clip(data)}")]
+
+
+def _decode_tail(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> list[Delta]:
+    """The body's last event or line, which its terminator (blank line, newline) never
+    ended: decoded if it is whole; if it is not, the body was cut inside it, which is a
+    truncation for :meth:`StreamDecoder.on_end` to judge, not a malformed event."""
+    try:
+        return decoder.on_event(data, event, t_ns)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return []
 
 
 async def _sse(
@@ -272,7 +287,7 @@ async def _sse(
             event = sse.decode(line)
             if event is not None and event.data and not decoder.is_terminator(event.data):
                 saw_event = True
-                for delta in _decode(decoder, event.data, event.event, t_ns):
+                for delta in _decode_tail(decoder, event.data, event.event, t_ns):
                     yield delta
                     if isinstance(delta, ErrorDelta):
                         return
@@ -308,7 +323,7 @@ async def _ndjson(
                         return
     line = buffer.decode("utf-8", errors="replace").strip()
     if line:
-        for delta in _decode(decoder, line, "", t_ns):
+        for delta in _decode_tail(decoder, line, "", t_ns):
             yield delta
             if isinstance(delta, ErrorDelta):
                 return
