@@ -305,6 +305,11 @@ class ProcessRun:
     def done(self) -> bool:
         return self.future.done()
 
+    @property
+    def released(self) -> bool:
+        """A gated run was allowed to send its first requests (:meth:`release`)."""
+        return self._released
+
     def cancel(self) -> None:
         """Stop the run (its streams end as ``stopped``, partial text kept)."""
         with contextlib.suppress(RuntimeError, OSError):  # the worker is gone: nothing to do

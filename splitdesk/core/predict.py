@@ -4,7 +4,9 @@ The built-in endpoint knows its own cost model and text, so it answers
 ``POST /_splitdesk/predict`` with the expected TTFT and E2E of each request of a plan on an
 idle server (:func:`splitdesk.sim.costmodel.predict`). This module builds that query from
 the same request bodies the runner sends, one phase at a time (phases run on an idle
-server one after another). A sequential phase is predicted one request at a time.
+server one after another). A sequential phase is predicted one request at a time. The
+query and the answer are typed (:class:`PredictQuery`, :class:`PredictAnswer`): a changed
+endpoint fails with the field it got wrong, not a ``KeyError``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field
 
 from splitdesk.core.plans import RunPlan
 from splitdesk.providers import get_provider
@@ -31,13 +34,63 @@ class PredictedRequest:
     rejected: bool
 
 
-async def _ask(
-    client: httpx.AsyncClient, root: str, items: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    response = await client.post(f"{root}/_splitdesk/predict", json={"requests": items})
+class PredictItem(BaseModel):
+    """One request of a ``POST /_splitdesk/predict`` query: sent ``send_s`` seconds after
+    the phase starts, in dialect ``api``, with the JSON ``body`` the runner would send."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    send_s: float = Field(0.0, ge=0)
+    api: str
+    body: dict[str, Any]
+
+
+class PredictQuery(BaseModel):
+    """The body of ``POST /_splitdesk/predict``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    requests: list[PredictItem]
+
+
+class Prediction(BaseModel):
+    """The built-in endpoint's answer for one request (seconds from its send; more keys
+    may be added by the endpoint, so unknown ones are ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    ttft_s: float | None = Field(ge=0)
+    e2e_s: float = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+    rejected: bool
+    events: int | None = None
+
+
+class PredictAnswer(BaseModel):
+    """The body of the endpoint's answer: one :class:`Prediction` per queried request."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    predictions: list[Prediction]
+
+
+async def _ask(client: httpx.AsyncClient, root: str, items: list[PredictItem]) -> list[Prediction]:
+    """Ask the endpoint; raises ``httpx.HTTPError`` or ``ValueError`` (a
+    ``pydantic.ValidationError`` naming the field) when the answer is not a prediction of
+    every item."""
+    query = PredictQuery(requests=items)
+    response = await client.post(
+        f"{root}/_splitdesk/predict",
+        content=query.model_dump_json(),
+        headers={"content-type": "application/json"},
+    )
     response.raise_for_status()
-    predictions: list[dict[str, Any]] = response.json()["predictions"]
-    return predictions
+    answer = PredictAnswer.model_validate_json(response.content)
+    if len(answer.predictions) != len(items):
+        raise ValueError(
+            f"the endpoint predicted {len(answer.predictions)} requests of {len(items)}"
+        )
+    return answer.predictions
 
 
 async def predict_plan(
@@ -50,7 +103,10 @@ async def predict_plan(
     """One :class:`PredictedRequest` per request of ``plan``, in index order.
 
     ``sim_root``: the built-in endpoint's root URL (``http://127.0.0.1:P``). Raises
-    ``httpx.HTTPError`` when the endpoint cannot answer (not a built-in endpoint).
+    ``httpx.HTTPError`` when the endpoint cannot answer (not a built-in endpoint) and
+    ``ValueError`` (``pydantic.ValidationError``) when its answer is not a prediction.
+    Ask before a run sends its first request: the endpoint computes the prediction on the
+    loop that schedules its token steps, which a run's streams must have to themselves.
     """
     provider = get_provider(endpoint.api)
     out: list[PredictedRequest] = []
@@ -66,22 +122,16 @@ async def predict_plan(
             if phase.sequential:
                 start = 0.0
                 for body in bodies:
-                    (p,) = await _ask(
-                        client, sim_root, [{"send_s": 0.0, "api": endpoint.api, "body": body}]
-                    )
+                    (p,) = await _ask(client, sim_root, [PredictItem(api=endpoint.api, body=body)])
                     out.append(
-                        PredictedRequest(
-                            start, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]
-                        )
+                        PredictedRequest(start, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
                     )
-                    start += p["e2e_s"]
+                    start += p.e2e_s
             else:
-                items = [{"send_s": 0.0, "api": endpoint.api, "body": b} for b in bodies]
+                items = [PredictItem(api=endpoint.api, body=b) for b in bodies]
                 for p in await _ask(client, sim_root, items):
                     out.append(
-                        PredictedRequest(
-                            0.0, p["ttft_s"], p["e2e_s"], p["output_tokens"], p["rejected"]
-                        )
+                        PredictedRequest(0.0, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
                     )
     return out
 

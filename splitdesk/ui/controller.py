@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 DRAIN_MS = 16
 #: Time the views get to lay out and paint new panes before the first request (s).
 VIEWS_SETTLE_S = 0.15
+#: Longest wait for the built-in endpoint's prediction before a run starts without it (s).
+PREDICT_WAIT_S = 5.0
 
 
 class ControllerError(Exception):
@@ -85,7 +87,7 @@ class RunController(QObject):
         self.live: ProcessRun | None = None
         self._busy = False
         self._stop_requested = False
-        self._prediction: asyncio.Task[None] | None = None
+        self._prediction: asyncio.Task[list[PredictedRequest] | None] | None = None
         self._planned = 0
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
@@ -189,7 +191,16 @@ class RunController(QObject):
         # Views build their panes from the plan now, and get a few frames to lay them out
         # and paint, before the engine sends anything (this machine's CPU is shared).
         self.runPlanned.emit(plan, list(request.questions))
+        # The built-in endpoint's prediction is asked now, while the views settle, and the
+        # engine starts only once it is in: the endpoint computes it on the loop that
+        # schedules its token steps, which a run's streams must have to themselves.
+        prediction: asyncio.Task[list[PredictedRequest] | None] | None = None
+        if s.is_builtin and self.sim is not None:
+            prediction = self._prediction = spawn(
+                self._predict(self.sim.url, endpoint, plan, s.temperature)
+            )
         await asyncio.sleep(VIEWS_SETTLE_S)
+        preds = await self._prediction_before_run(prediction)
         try:
             await self.start_engine()
             self.live = self.engine.run(config, request.questions, plan, gated=True)
@@ -201,27 +212,40 @@ class RunController(QObject):
         self._planned = len(plan.requests)
         self._timer.start()
         self.runStarted.emit(state)
-        if s.is_builtin and self.sim is not None:
-            self._prediction = spawn(
-                self._predict(state, self.sim.url, endpoint, plan, s.temperature)
-            )
+        if preds is not None:  # after runStarted: the views bound to this run take them
+            self.predictionsReady.emit(preds)
         return state
 
     async def _predict(
         self,
-        state: RunState,
         root: str,
         endpoint: EndpointConfig,
         plan: RunPlan,
         temperature: float | None,
-    ) -> None:
+    ) -> list[PredictedRequest] | None:
+        """The cost model's prediction of ``plan``, or None when the endpoint gives none."""
         try:
-            preds: list[PredictedRequest] = await predict_plan(root, endpoint, plan, temperature)
-        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            return await predict_plan(root, endpoint, plan, temperature)
+        except (httpx.HTTPError, ValueError) as exc:
             log.info("no prediction: %s", exc)
-            return
-        if state is self.state:
-            self.predictionsReady.emit(preds)
+            return None
+
+    @staticmethod
+    async def _prediction_before_run(
+        task: asyncio.Task[list[PredictedRequest] | None] | None,
+    ) -> list[PredictedRequest] | None:
+        """Wait (at most ``PREDICT_WAIT_S``) for the prediction asked before the run; a
+        prediction that has not come by then is dropped, never computed during the run."""
+        if task is None:
+            return None
+        done, _ = await asyncio.wait([task], timeout=PREDICT_WAIT_S)
+        if not done:
+            task.cancel()
+            log.info("no prediction: the built-in endpoint took over %g s", PREDICT_WAIT_S)
+            return None
+        if task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
 
     def stop(self) -> None:
         """Stop the current run, also while it is still starting (no-op when idle)."""
