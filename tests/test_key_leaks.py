@@ -316,7 +316,8 @@ async def test_the_key_never_leaks(
     out, err = capsys.readouterr()
     assert code == 1
     doc = json.loads(out)
-    assert doc["runs"][0]["requests"][0]["error"] is not None
+    bench_error = doc["runs"][0]["requests"][0]["error"]
+    assert bench_error is not None and bench_error["kind"] == str(spec.kind)  # bench says why
     assert_clean("the bench JSON", out)
     assert_clean("the bench's stderr", err)
     for record in caplog.records:
