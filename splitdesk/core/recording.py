@@ -62,8 +62,9 @@ from pydantic import (
 )
 
 from splitdesk import __version__
-from splitdesk.core.events import EVENT_TYPES, RunEvent, event_to_json
+from splitdesk.core.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
 from splitdesk.core.metrics import request_metrics, summarize
+from splitdesk.core.plans import MODES, Phase, RequestSpec, RunPlan
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import redact
 from splitdesk.core.template import CombinedTemplate
@@ -454,6 +455,28 @@ def schedule(run: RunRecord) -> list[float]:
         latest = max(latest, ev.t)
         out.append(latest)
     return out
+
+
+def plan_of(run: RunRecord) -> RunPlan:
+    """The plan a recorded run followed, rebuilt from its ``request_planned`` events (one
+    phase per phase index), so a replay builds its views as a live run does."""
+    phases: dict[int, list[RequestSpec]] = {}
+    for ev in run.events:
+        if isinstance(ev, RequestPlanned):
+            spec = RequestSpec(ev.group, ev.questions, ev.prompt, ev.max_tokens)
+            phases.setdefault(ev.phase, []).append(spec)
+    mode = run.mode if run.mode in MODES else "side-by-side"
+    return RunPlan(
+        mode,
+        tuple(
+            Phase(
+                str(k),
+                tuple(specs),
+                sequential=bool(specs) and specs[0].group == "sequential",
+            )
+            for k, specs in sorted(phases.items())
+        ),
+    )
 
 
 def rebuild_state(run: RunRecord, until: float | None = None) -> RunState:

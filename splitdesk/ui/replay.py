@@ -31,10 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from splitdesk.core.events import RequestPlanned
 from splitdesk.core.labels import question_label
 from splitdesk.core.predict import PredictedRequest
-from splitdesk.core.recording import Recording, RunRecord, schedule
+from splitdesk.core.recording import Recording, RunRecord, plan_of, schedule
 from splitdesk.core.run_state import RunState
 from splitdesk.ui.theme import ui_font
 from splitdesk.ui.throttle import Throttle
@@ -46,6 +45,8 @@ FRAME_MS = 16
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 MIN_SPEED, MAX_SPEED = SPEEDS[0], SPEEDS[-1]
 SCRUB_STEPS = 1000
+#: Most wall-clock time one frame may advance the replay by (seconds).
+MAX_STEP_S = 0.1
 
 
 class ReplayPlayer(QObject):
@@ -154,7 +155,11 @@ class ReplayPlayer(QObject):
 
     def _tick(self) -> None:
         now = time.monotonic()
-        self.position = min(self.duration, self.position + (now - self._last_tick) * self.speed)
+        # A frame that came late (the GUI was busy laying out 64 new panes) advances at
+        # most MAX_STEP_S of wall time: the replay slows down for a moment instead of
+        # applying seconds of events in one frame. Recorded times are unchanged.
+        step = min(now - self._last_tick, MAX_STEP_S)
+        self.position = min(self.duration, self.position + step * self.speed)
         self._last_tick = now
         self._apply_due()
         self.positionChanged.emit(self.position)
@@ -304,26 +309,19 @@ class ReplayDriver(QObject):
         player.start()
 
     def _bind(self, state: RunState) -> None:
-        """Bind the window's views to a new replay state, as a live run does."""
+        """Bind the window's views to a new replay state through the live-run path: panes
+        built from the recorded plan (``_run_planned``), then the state bound
+        (``_run_started``); the recorded predictions draw the same ghost bars."""
         w = self.window
         rec, player = self.recording, self.player
         assert rec is not None and player is not None
-        w._clear_panes()
-        w.timeline.clear()
-        w.summary.clear("Replay…")
-        w._questions = rec.question_texts
-        if hasattr(w, "_labels"):  # short question labels (pane headers, lanes)
+        w._run_planned(plan_of(player.run), rec.question_texts)
+        if hasattr(w, "_labels"):  # the recorded questions' labels (pane headers, lanes)
             w._labels = [question_label(q.text, q.title) for q in rec.questions]
         w._run_started(state)
         predictions = predictions_of(player.run)
         if predictions is not None:
             w._predictions(predictions)
-        lanes = {
-            ("sequential" if ev.group == "sequential" else ev.req)
-            for ev in player.events
-            if isinstance(ev, RequestPlanned)
-        }
-        w._fit_timeline(max(1, len(lanes)))
         w.statusBar().showMessage(f"Replaying {rec.describe()} — no network is used")
 
     def _moved(self, position: float) -> None:
