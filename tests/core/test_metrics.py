@@ -8,6 +8,7 @@ from splitdesk.core.events import (
     HeadersReceived,
     RequestEnded,
     RequestPlanned,
+    RequestRetrying,
     RequestSent,
     RunStarted,
     SectionEnded,
@@ -18,7 +19,14 @@ from splitdesk.core.events import (
     event_from_json,
     event_to_json,
 )
-from splitdesk.core.metrics import group_metrics, request_metrics, speedup, spread, summarize
+from splitdesk.core.metrics import (
+    group_metrics,
+    request_figures,
+    request_metrics,
+    speedup,
+    spread,
+    summarize,
+)
 from splitdesk.core.run_state import RunState
 from splitdesk.providers.base import ErrorKind, RequestError
 
@@ -147,3 +155,62 @@ def test_events_round_trip_through_json() -> None:
         RequestEnded(1.0, 0, "failed", None, err),
     ):
         assert event_from_json(event_to_json(ev)) == ev  # type: ignore[arg-type]
+
+
+def test_retried_request_has_both_ttfts_and_its_backoff() -> None:
+    refusal = RequestError(ErrorKind.HTTP, "HTTP 429", 429, 2.0)
+    s = state_with(
+        RequestSent(0.0, 1),
+        HeadersReceived(0.05, 1, 429),
+        RequestRetrying(0.06, 1, 1, 2.0, refusal),
+    )
+    f = request_figures(s.requests[1])
+    assert f.state == "retrying" and f.retries == 1
+    (b,) = f.backoffs
+    assert (b.start, b.end, b.retry_after_s, b.label) == (0.06, None, 2.0, "Retry-After 2 s")
+    s.apply(RequestSent(2.06, 1, 1))
+    s.apply(TextReceived(2.3, 1, "Hi"))
+    s.apply(TextReceived(2.5, 1, " there"))
+    s.apply(RequestEnded(2.6, 1, "done", "stop"))
+    f = request_figures(s.requests[1])
+    assert f.attempts == 2 and f.backoffs[0].end == pytest.approx(2.06)
+    assert f.ttft_s == pytest.approx(2.3)  # from the first send: what the user waited
+    assert f.attempt_ttft_s == pytest.approx(0.24)  # from the answered attempt's send
+    assert f.e2e_s == pytest.approx(2.5)
+    # the makespan keeps the wait
+    assert summarize(s).groups["parallel"].makespan_s == pytest.approx(2.5)
+
+
+def test_figures_follow_the_events_and_are_cached_between_them() -> None:
+    s = state_with(RequestSent(0.0, 1), TextReceived(0.2, 1, "a"))
+    first = request_figures(s.requests[1])
+    assert request_figures(s.requests[1]) is first  # no event since: the same object
+    assert first.state == "streaming" and first.output_tokens == 1 and first.e2e_s == 0.2
+    s.apply(TextReceived(0.4, 1, "b"))
+    later = request_figures(s.requests[1])
+    assert later is not first and later.output_tokens == 2 and later.e2e_s == 0.4
+    assert summarize(s) is summarize(s)
+
+
+def test_a_failed_request_without_usage_does_not_make_its_side_estimated() -> None:
+    s = state_with(
+        RequestSent(0.0, 1),
+        RequestSent(0.0, 2),
+        TextReceived(0.2, 1, "x"),
+        UsageReported(0.3, 1, 9),
+        RequestEnded(0.3, 1, "done"),
+        RequestEnded(0.1, 2, "failed", None, RequestError(ErrorKind.HTTP, "HTTP 500", 500)),
+    )
+    g = summarize(s).groups["parallel"]
+    assert not request_figures(s.requests[2]).tokens_estimated
+    assert g.output_tokens == 9 and not g.tokens_estimated and g.estimated_note == ""
+    s2 = state_with(
+        RequestSent(0.0, 1),
+        RequestSent(0.0, 2),
+        TextReceived(0.2, 1, "x"),
+        UsageReported(0.3, 1, 9),
+        TextReceived(0.2, 2, "partial"),
+        RequestEnded(0.3, 2, "failed", None, RequestError(ErrorKind.SERVER, "Overloaded")),
+    )
+    g2 = summarize(s2).groups["parallel"]
+    assert g2.estimated_requests == (2,) and g2.estimated_note == "1 of 2 estimated"
