@@ -50,6 +50,17 @@ def test_shipped_metainfo_is_valid() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_metainfo_names_this_version_as_the_latest_release() -> None:
+    import xml.etree.ElementTree as ET
+
+    import splitdesk
+
+    root = ET.parse(DESKTOP / desktop_entry.METAINFO_FILE).getroot()
+    releases = root.findall("./releases/release")
+    assert releases, "the metainfo lists no release"
+    assert releases[0].get("version") == splitdesk.__version__, "add a <release> for it"
+
+
 def test_icons_exist_in_every_standard_size() -> None:
     from PySide6.QtGui import QImage
 

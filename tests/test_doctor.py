@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,8 +40,12 @@ def lines_with(output: str, status: str, area: str) -> list[str]:
 
 
 def test_version_names_the_package_version_python_and_qt() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    version = project.get("version") or __import__("splitdesk").__version__
+    from importlib.metadata import version as installed_version
+
+    import splitdesk
+
+    version = splitdesk.__version__
+    assert installed_version("splitdesk") == version  # pyproject reads it from the package
     proc = subprocess.run(
         [sys.executable, "-m", "splitdesk", "--version"],
         capture_output=True,

@@ -73,6 +73,9 @@ def test_bundle_holds_the_resources_and_qt_plugins_it_needs(bundle: Path) -> Non
     ):
         assert (plugins / plugin).is_file(), plugin
     assert not list(internal.rglob("*WebEngine*")), "unused Qt modules must stay out"
+    for dropped in ("platformthemes/libqgtk3.so", "platforms/libqeglfs.so", "../translations"):
+        assert not (plugins / dropped).exists(), f"{dropped} is in the DROP lists of the spec"
+    assert not list(internal.glob("libgtk-3.so*")) and not list(internal.glob("libcairo.so*"))
 
 
 def test_version(bundle: Path, tmp_path: Path) -> None:
