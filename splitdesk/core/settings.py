@@ -89,6 +89,8 @@ class AppSettings(BaseModel):
     #: The user hid (True) or showed (False) the questions/endpoint sidebar; None: not
     #: chosen yet (the window hides it when narrow).
     sidebar_collapsed: bool | None = None
+    #: Save every finished run as a recording in the auto-save folder (File menu).
+    autosave_recordings: bool = True
 
 
 @dataclass

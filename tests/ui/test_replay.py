@@ -258,3 +258,27 @@ async def test_dropping_a_recording_on_the_window_replays_it(make_window: Any) -
     assert sum(len(r.text) + len(r.reasoning_text) for r in state.requests) == sum(
         len(t) for t in texts
     )
+
+
+@pytest.mark.asyncio
+async def test_auto_save_can_be_turned_off_and_stays_off(make_window: Any) -> None:
+    window = make_window(AppSettings())
+    ui = window.recordings
+    assert ui.autosave_enabled and ui.autosave_action.isChecked()  # on by default
+    ui.autosave_action.trigger()
+    assert not ui.autosave_enabled
+    assert window.settings.autosave_recordings is False
+    window._persist.flush()
+    await wait_until(lambda: load_settings_file().get("autosave_recordings") is False, 5)
+
+
+def load_settings_file() -> dict[str, Any]:
+    import json
+    import os
+
+    path = Path(os.environ["SPLITDESK_CONFIG_DIR"]) / "settings.json"
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data
