@@ -146,12 +146,12 @@ def _match_prefix(tokens: tuple[Token, ...], line: str, i: int, final: bool) -> 
 
 
 def _match_number(
-    line: str, i: int, suffix: str, final: bool
+    line: str, i: int, suffix: str, final: bool, spaced: bool = True
 ) -> tuple[int, int, bool] | str | None:
-    """(number, index past it, suffix present) of up to three digits (after optional spaces)
-    at ``line[i:]``, then an optional emphasis and the ``suffix``; "no"; None when more text
-    is needed."""
-    while i < len(line) and line[i] in " \t":
+    """(number, index past it, suffix present) of up to three digits at ``line[i:]`` (after
+    optional spaces when ``spaced``), then an optional emphasis and the ``suffix``; "no";
+    None when more text is needed."""
+    while spaced and i < len(line) and line[i] in " \t":
         i += 1
     start = i
     while i < len(line) and line[i].isdigit() and line[i].isascii():
@@ -388,7 +388,9 @@ class SectionParser:
         i = _match_prefix(tokens, line, pos, final)
         if i is None or isinstance(i, str):
             return i
-        found = _match_number(line, i, suffix, final)
+        # "Answer 1" / "Answer1" / "Q 3", but "#{k}" is never "# 3 things" (a heading)
+        spaced = not tokens or tokens[-1][0] != "lit"
+        found = _match_number(line, i, suffix, final, spaced)
         if found is None or isinstance(found, str):
             return found
         number, end, exact = found

@@ -340,3 +340,12 @@ def test_a_marker_inside_a_numbered_list_item_wins_over_the_list_number() -> Non
     text = "1. **Answer 1:** red\n2. **Answer 2:** green\n3. **Answer 3:** blue"
     for sizes in (None, [2, 3, 5, 7]):
         assert bodies(parse(text, 3, sizes), text) == {0: "red", 1: "green", 2: "blue"}
+
+
+def test_a_symbol_marker_is_not_a_markdown_heading_or_citation_with_a_space() -> None:
+    text = "#1 one\n# 2 things to know\n#2 two"
+    p = parse(text, 2, marker="#{k}")
+    assert bodies(p, text) == {0: "one\n# 2 things to know", 1: "two"}
+    spaced = "Answer1: a\nAnswer  2: b"  # words may touch the number or stand apart
+    assert sorted(parse(spaced, 2).sections) == [0, 1]
+    assert sorted(parse("Q 1. a\nQ2. b", 2, marker="Q{k}.").sections) == [0, 1]
