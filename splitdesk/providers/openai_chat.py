@@ -79,8 +79,13 @@ def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
     for key, vendor in obj.items():
         if key in ("usage", "choices", "error") or not isinstance(vendor, dict):
             continue
-        # {"x_groq": {"usage": …}}, or counts one level deeper ({"meta": {"billed_units": …}})
-        candidates += [vendor.get("usage"), *(v for v in vendor.values() if isinstance(v, dict))]
+        # {"x_groq": {"usage": …}}, {"stats": {"completion_tokens": …}}, or counts one level
+        # deeper ({"meta": {"billed_units": …}})
+        candidates += [
+            vendor.get("usage"),
+            vendor,
+            *(v for v in vendor.values() if isinstance(v, dict)),
+        ]
     for usage in candidates:
         found = usage_delta(usage, t_ns)
         if found:

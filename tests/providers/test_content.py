@@ -183,4 +183,5 @@ def test_usage_is_read_where_vendors_put_it() -> None:
     ) == [7]
     assert tokens({"choices": [{"index": 0, "usage": {"output_tokens": 4}}]}) == [4]
     assert tokens({"meta": {"billed_units": {"output_tokens": 5}}}) == [5]
+    assert tokens({"stats": {"completion_tokens": 6}}) == [6]
     assert tokens({"timings": {"predicted_n": 9}, "usage": None}) == []  # not a usage report
