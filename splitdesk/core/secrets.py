@@ -16,14 +16,24 @@ class KeyringError(RuntimeError):
 
 
 def _backend() -> object:
+    """The keyring backend in use. Raises :class:`KeyringError` for the two that cannot
+    keep a key: keyring's ``fail`` backend (no OS keyring found) and its ``null`` backend
+    (chosen on purpose, e.g. ``PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring``:
+    it accepts every key and forgets it)."""
     import keyring
-    from keyring.backends import fail
+    from keyring.backends import fail, null
 
     backend = keyring.get_keyring()
     if isinstance(backend, fail.Keyring) or "fail" in type(backend).__module__:
         raise KeyringError(
             "no OS keyring is available here (install and unlock a Secret Service such as "
-            "GNOME Keyring or KWallet); the key is kept for this session only"
+            "GNOME Keyring or KWallet); the key will be kept for this session only"
+        )
+    if isinstance(backend, null.Keyring) or "null" in type(backend).__module__:
+        raise KeyringError(
+            "the keyring configured here (keyring's null backend, e.g. set by "
+            "PYTHON_KEYRING_BACKEND) accepts keys and forgets them; the key will not be kept "
+            "after you quit — it is kept for this session only"
         )
     return backend
 

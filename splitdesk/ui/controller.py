@@ -6,6 +6,13 @@ thread), the built-in endpoint's child process (started when chosen, restarted w
 profile or speed changes, stopped on exit) and the current run. It drains the run's
 events on a frame timer into a :class:`~splitdesk.core.run_state.RunState`, which the
 views observe. The controller never measures anything.
+
+Nothing goes wrong silently, and the window is never left busy: whatever stops a run from
+starting (no model, a key that is missing, the engine not starting, any unexpected error)
+ends that run at once with every planned request *failed* with the reason — the panes, the
+summary and the status bar say it — and ``busyChanged(False)`` brings Run back. If the
+engine process dies during a run, the requests still open end *failed* ("the measuring
+engine stopped"), the engine is started again and the status bar says so.
 """
 
 from __future__ import annotations
@@ -20,13 +27,14 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.engine import EngineProcess, ProcessRun
+from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
 from splitdesk.core.plans import Mode, RunPlan, make_plan
 from splitdesk.core.predict import PredictedRequest, predict_plan
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Timeouts
 from splitdesk.core.template import CombinedTemplate
-from splitdesk.providers import get_provider
-from splitdesk.providers.base import EndpointConfig
+from splitdesk.providers import PROVIDERS, get_provider
+from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
 from splitdesk.ui.tasks import spawn
 
@@ -44,6 +52,10 @@ class ControllerError(Exception):
     """A run could not start; the message is for the user."""
 
 
+#: What the panes say when the engine process died under a run.
+ENGINE_DIED = "the measuring engine stopped unexpectedly during the run (it has been restarted)"
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """Everything a run needs from the window."""
@@ -54,6 +66,8 @@ class RunRequest:
     template: CombinedTemplate
     mode: Mode
     with_sequential: bool = False
+    #: Why the key this endpoint needs is missing (the run then fails before sending).
+    key_problem: str | None = None
 
 
 class RunController(QObject):
@@ -89,6 +103,10 @@ class RunController(QObject):
         self._stop_requested = False
         self._prediction: asyncio.Task[list[PredictedRequest] | None] | None = None
         self._planned = 0
+        #: The plan the views were told about (``runPlanned``) and the request of the
+        #: current run.
+        self._announced: RunPlan | None = None
+        self._live_request: RunRequest | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
         self._timer.timeout.connect(self._drain)
@@ -127,14 +145,17 @@ class RunController(QObject):
     ) -> EndpointConfig:
         """The :class:`EndpointConfig` for ``settings`` (starting the built-in endpoint when
         it is chosen)."""
+        if settings.api not in PROVIDERS:  # a settings object that skipped validation
+            raise ControllerError(
+                f"unknown API dialect {settings.api!r} (known: {', '.join(PROVIDERS)}) — "
+                "choose one in the Endpoint panel"
+            )
         if settings.is_builtin:
             sim = await self.ensure_builtin(settings.profile, settings.speed)
             base = get_provider(settings.api).base_url_for_root(sim.url)
             return EndpointConfig(base, settings.api, settings.model or "splitdesk-sim")
-        if not settings.base_url.startswith(("http://", "https://")):
-            raise ControllerError(
-                f"the base URL must start with http:// or https:// (got {settings.base_url!r})"
-            )
+        # A base URL that is not a usable URL is not refused here: the run's requests fail
+        # with "invalid base URL …" in their panes (core/urls.py), like any failed request.
         if not settings.model:
             raise ControllerError(
                 "choose a model (use “List models” to see what the endpoint serves)"
@@ -160,21 +181,56 @@ class RunController(QObject):
 
     def _engine_started(self, ready: asyncio.Future[None]) -> None:
         if not ready.cancelled() and ready.exception() is not None:
+            log.error("the engine process did not start: %s", ready.exception())
             self.status.emit(f"The measuring engine did not start: {ready.exception()}")
+
+    def _restart_engine(self) -> None:
+        """Start a new engine process after the old one died (its runs are already ended)."""
+        log.error(
+            "the engine process died (last stderr: %s); restarting it",
+            " | ".join(list(self.engine.stderr_tail)[-3:]) or "none",
+        )
+        with contextlib.suppress(Exception):  # reap what is left of the old one
+            self.engine.stop(0.5)
+        ready = self.start_engine()
+
+        def said(f: asyncio.Future[None]) -> None:
+            if not f.cancelled() and f.exception() is None:
+                self.status.emit(
+                    "The measuring engine stopped unexpectedly during the run and was "
+                    "restarted; the run's open requests are marked failed. Run again to measure."
+                )
+
+        ready.add_done_callback(said)
 
     # -- runs ----------------------------------------------------------------------------------
     async def start(self, request: RunRequest) -> RunState:
         """Start a run; returns its state (also sent with ``runStarted``). Raises
-        :class:`ControllerError` when it cannot start (message for the user)."""
+        :class:`ControllerError` when it cannot start (message for the user); the run's
+        requests are then shown *failed* with that message and the controller is idle."""
         if self._busy:
             raise ControllerError("a run is already in progress")
         self._stop_requested = False
         self._set_busy(True)
+        self._announced = None
+        self._live_request = request
         try:
-            endpoint = await self.endpoint_config(request.endpoint, request.api_key)
-        except ControllerError:
+            return await self._start(request)
+        except Exception as exc:  # nothing that goes wrong here may leave the window busy
+            if isinstance(exc, ControllerError):
+                message = str(exc)
+                log.warning("a run could not start: %s", message)
+            else:
+                message = f"the run could not start ({type(exc).__name__}: {exc})"
+                log.exception("a run could not start")
+            self._fail_run(request, message)
             self._set_busy(False)
-            raise
+            raise ControllerError(message) from None
+
+    async def _start(self, request: RunRequest) -> RunState:
+        if request.key_problem:
+            raise ControllerError(request.key_problem)
+        endpoint = await self.endpoint_config(request.endpoint, request.api_key)
         s = request.endpoint
         config = RunConfig(
             endpoint,
@@ -191,6 +247,7 @@ class RunController(QObject):
         # Views build their panes from the plan now, and get a few frames to lay them out
         # and paint, before the engine sends anything (this machine's CPU is shared).
         self.runPlanned.emit(plan, list(request.questions))
+        self._announced = plan
         # The built-in endpoint's prediction is asked now, while the views settle, and the
         # engine starts only once it is in: the endpoint computes it on the loop that
         # schedules its token steps, which a run's streams must have to themselves.
@@ -205,8 +262,7 @@ class RunController(QObject):
             await self.start_engine()
             self.live = self.engine.run(config, request.questions, plan, gated=True)
         except RuntimeError as exc:
-            self._set_busy(False)
-            raise ControllerError(str(exc)) from None
+            raise ControllerError(f"the measuring engine is not running: {exc}") from None
         if self._stop_requested:  # Stop was pressed while the run was starting
             self.live.cancel()
         self._planned = len(plan.requests)
@@ -247,6 +303,70 @@ class RunController(QObject):
             return None
         return task.result()
 
+    def _fail_run(
+        self, request: RunRequest, message: str, kind: ErrorKind = ErrorKind.CONNECT
+    ) -> None:
+        """End a run that never reached the engine: every planned request *failed* with
+        ``message`` (before any byte left, as the runner does for an invalid URL), so the
+        panes, timeline and summary say why. Emits the run's signals as a real run does."""
+        plan = self._announced
+        if plan is None:
+            try:
+                s = request.endpoint
+                plan = make_plan(
+                    request.mode,
+                    request.questions,
+                    request.template,
+                    s.max_tokens,
+                    request.with_sequential,
+                )
+            except Exception:  # no plan, no panes: the status bar still says it
+                log.exception("no plan for the failed run")
+                return
+            self.runPlanned.emit(plan, list(request.questions))
+        state = RunState()
+        self.state = state
+        self.runStarted.emit(state)
+        self._fill_failed(state, plan, request, message, kind)
+        self.runFinished.emit(state)
+
+    @staticmethod
+    def _fill_failed(
+        state: RunState, plan: RunPlan, request: RunRequest, message: str, kind: ErrorKind
+    ) -> None:
+        """Apply to ``state`` a run whose every request failed with ``message`` before any
+        event of its own arrived."""
+        s = request.endpoint
+        where = {"url": s.base_url or "builtin", "api": s.api, "model": s.model}
+        error = RequestError(kind, message)
+        events: list[RunEvent] = [
+            RunStarted(0.0, plan.mode, tuple(request.questions), where, 0, len(plan.phases))
+        ]
+        for index, (p, spec) in enumerate(
+            (p, spec) for p, phase in enumerate(plan.phases) for spec in phase.requests
+        ):
+            events.append(
+                RequestPlanned(
+                    0.0, index, spec.group, spec.questions, spec.prompt, p, spec.max_tokens
+                )
+            )
+        n = len(events) - 1
+        events += [RequestEnded(0.0, i, "failed", None, error) for i in range(n)]
+        events.append(RunEnded(0.0, False))
+        for event in events:
+            state.apply(event)
+
+    def _end_open_requests(self, state: RunState, message: str, kind: ErrorKind) -> None:
+        """The engine is gone: requests still open end *failed* with ``message`` (their
+        text and times so far are kept), then the run ends."""
+        t = state.now() or 0.0
+        error = RequestError(kind, message)
+        for r in state.requests:
+            if r.outcome is None:
+                state.apply(RequestEnded(t, r.req, "failed", None, error))
+        if state.ended is None:
+            state.apply(RunEnded(t, False))
+
     def stop(self) -> None:
         """Stop the current run, also while it is still starting (no-op when idle)."""
         if self.live is not None and not self.live.done:
@@ -268,11 +388,22 @@ class RunController(QObject):
             self._timer.stop()
             self.live = None
             exc = live.future.exception()
+            died = exc is not None and not self.engine.alive
             if exc is not None:
-                log.error("run failed unexpectedly", exc_info=exc)
-                self.status.emit(f"The run failed unexpectedly: {exc}")
+                log.error("run failed unexpectedly: %s", exc)
+                message = ENGINE_DIED if died else f"the run failed unexpectedly: {exc}"
+                if state.info is None and self._live_request is not None and self._announced:
+                    # nothing of the run arrived: its planned requests fail with the reason
+                    self._fill_failed(
+                        state, self._announced, self._live_request, message, ErrorKind.PROTOCOL
+                    )
+                else:
+                    self._end_open_requests(state, message, ErrorKind.PROTOCOL)
+                self.status.emit(message[:1].upper() + message[1:])
             self._set_busy(False)
             self.runFinished.emit(state)
+            if died:
+                self._restart_engine()
 
     # -- shutdown ------------------------------------------------------------------------------
     async def shutdown(self) -> None:

@@ -4,19 +4,23 @@ Presets fill the base URL and dialect (the built-in simulator with its profile a
 is the default); the model list comes from the endpoint ("List models"); the API key comes
 from an environment variable, the OS keyring, or is kept for this session only — it is
 never written to the settings file. Network and keyring work runs off the GUI thread
-(qasync coroutines, ``asyncio.to_thread``); errors are shown inline.
+(coroutines on the qasync loop, ``asyncio.to_thread``); errors are shown inline.
+
+Before any run the panel says what would stop it: a proxy or CA setting in the environment
+that cannot work for this endpoint (:mod:`splitdesk.core.netenv`), a keyring that cannot
+keep the key (none at all, or keyring's null backend), a key variable that is not set.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
 import httpx
-import qasync
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -42,6 +46,7 @@ from splitdesk.core.endpoints import (
     key_env_present,
     settings_for_preset,
 )
+from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.runner import classify_transport_error, redact
 from splitdesk.core.secrets import (
     KeyringError,
@@ -50,12 +55,16 @@ from splitdesk.core.secrets import (
     keyring_set,
     keyring_status,
 )
+from splitdesk.logs import register_secret
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.params import PROFILES
+from splitdesk.ui.tasks import spawn, task_slot
 from splitdesk.ui.theme import Theme
 
 Resolver = Callable[[EndpointSettings, str | None], Awaitable[EndpointConfig]]
+
+log = logging.getLogger(__name__)
 
 KEY_SOURCES = {
     KeySource.NONE: "No key",
@@ -163,6 +172,16 @@ class EndpointPanel(QWidget):
         rf.addRow("Variable", self.key_env)
         rf.addRow("Key", self.key_edit)
         rf.addRow("", self.key_note)
+        #: What in the environment stops requests to this endpoint (proxy, CA files).
+        self.env_note = QLabel("")
+        self.env_note.setObjectName("problem")
+        self.env_note.setWordWrap(True)
+        self.env_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.env_note.hide()
+        rf.addRow("", self.env_note)
+        #: Why the keyring cannot keep a key here (None: it can; unknown until checked).
+        self.keyring_problem: str | None = None
+        self._checked: tuple[str, bool | str, str] | None = None
 
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 100_000)
@@ -347,6 +366,9 @@ class EndpointPanel(QWidget):
             )
         else:
             self.key_note.setText("")
+        if src is KeySource.KEYRING and self.keyring_problem:
+            self.key_note.setText("⚠ " + self.keyring_problem)
+        self._check_environment_soon()
         unsafe = not s.verify_tls and not builtin
         self.tls_note.setText(
             "⚠ TLS verification is off for this endpoint: anyone on the path can read the key"
@@ -355,6 +377,67 @@ class EndpointPanel(QWidget):
         )
         self.tls_note.setVisible(unsafe)
         self.ca_bundle.setEnabled(s.verify_tls)
+
+    def _check_environment_soon(self) -> None:
+        """Re-check the environment (off the GUI thread) when the endpoint changed."""
+        s = self._settings
+        key = (s.base_url, s.verify, s.key_source.value)
+        if key == self._checked or self._loading:
+            return
+        self._checked = key
+        QTimer.singleShot(0, self._spawn_check)  # on the loop's next turn (it may not run yet)
+
+    def _spawn_check(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a Qt loop without asyncio (a widget test): nothing to run on
+            self._checked = None
+            return
+        spawn(self._check_environment(), name="endpoint-environment-check")
+
+    async def _check_environment(self) -> None:
+        s = self._settings
+        asked = (s.base_url, s.verify, s.key_source.value)
+        problems: list[str] = []
+        if not s.is_builtin and s.base_url:
+            problems = await asyncio.to_thread(environment_problems, s.base_url, s.verify)
+        keyring_problem = None
+        if s.key_source is KeySource.KEYRING and not s.is_builtin:
+            keyring_problem = await asyncio.to_thread(keyring_status)
+        if asked != (s.base_url, s.verify, s.key_source.value) or self._checked != asked:
+            return  # the endpoint changed meanwhile: a newer check is on its way
+        self.env_note.setText("\n".join("⚠ " + p for p in problems))
+        self.env_note.setVisible(bool(problems))
+        if keyring_problem != self.keyring_problem:
+            self.keyring_problem = keyring_problem
+            self._update_visibility()
+
+    async def key_problem(self) -> str | None:
+        """Why the current endpoint has no key although its settings say it needs one
+        (``None``: it has one, or needs none). Asked before a run: a run that needs a key
+        it does not have says so instead of sending."""
+        s = self._settings
+        if s.is_builtin or s.key_source is KeySource.NONE:
+            return None
+        if await self.api_key():
+            return None
+        if s.key_source is KeySource.ENV:
+            return (
+                f"the API key variable ${s.key_env or '…'} is not set in this environment "
+                "(set it and restart splitdesk, or choose another key source)"
+            )
+        if s.key_source is KeySource.SESSION:
+            return "no API key entered: paste it in the Endpoint panel (kept for this session)"
+        problem = await asyncio.to_thread(keyring_status)
+        if problem:
+            return (
+                f"this endpoint's key comes from the OS keyring, but {problem}: paste the key "
+                "in the Endpoint panel, or take it from an environment variable"
+            )
+        return (
+            f"no API key is stored in the OS keyring for {s.keyring_account()}: paste it in "
+            "the Endpoint panel (Enter stores it)"
+        )
 
     def summary(self) -> str:
         """One line for the toolbar: "Built-in · batching · 1×" or "vLLM · model"."""
@@ -371,24 +454,31 @@ class EndpointPanel(QWidget):
         if s.is_builtin or s.key_source is KeySource.NONE:
             return None
         if s.key_source is KeySource.ENV:
-            return env_key(s.key_env)
-        if s.key_source is KeySource.SESSION:
-            return self._session_key
-        account = s.keyring_account()
-        if account not in self._keyring_cache:
-            try:
-                self._keyring_cache[account] = await asyncio.to_thread(keyring_get, account)
-            except KeyringError as exc:
-                self.key_note.setText(str(exc))
-                return self._session_key
-        return self._keyring_cache[account] or self._session_key
+            key = env_key(s.key_env)
+        elif s.key_source is KeySource.SESSION:
+            key = self._session_key
+        else:
+            account = s.keyring_account()
+            if account not in self._keyring_cache:
+                try:
+                    self._keyring_cache[account] = await asyncio.to_thread(keyring_get, account)
+                except KeyringError as exc:
+                    self.key_note.setText("⚠ " + str(exc))
+                    self._keyring_cache.pop(account, None)
+                    key = self._session_key
+                    register_secret(key)
+                    return key
+            key = self._keyring_cache[account] or self._session_key
+        register_secret(key)  # whatever logs it later, the key never reaches the log
+        return key
 
-    @qasync.asyncSlot()
+    @task_slot
     async def _store_key(self) -> None:
         key = self.key_edit.text().strip()
         self.key_edit.clear()
         if not key:
             return
+        register_secret(key)
         s = self._settings
         if s.key_source is KeySource.SESSION:
             self._session_key = key
@@ -405,7 +495,8 @@ class EndpointPanel(QWidget):
             except KeyringError as exc:
                 problem = str(exc)
         self._session_key = key
-        self.key_note.setText(problem)
+        self.keyring_problem = problem
+        self.key_note.setText("⚠ " + problem)
 
     # -- network actions --------------------------------------------------------------------------
     async def _models(self) -> tuple[list[str], float]:
@@ -415,10 +506,14 @@ class EndpointPanel(QWidget):
         )
         provider = get_provider(endpoint.api)
         call = provider.models_request(endpoint)
-        context = await asyncio.to_thread(endpoint.ssl_context)  # reads CA files
+        # the environment's proxy and CA files, checked (reads files: off the GUI thread)
+        net = await asyncio.to_thread(client_settings, endpoint.base_url, endpoint.verify)
         t0 = time.perf_counter()
         async with httpx.AsyncClient(
-            timeout=self._settings.connect_timeout + 5, verify=context, trust_env=True
+            timeout=self._settings.connect_timeout + 5,
+            verify=net.verify,
+            trust_env=net.trust_env,
+            proxy=net.proxy,
         ) as client:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params or None
@@ -447,6 +542,10 @@ class EndpointPanel(QWidget):
         except Exception as exc:  # shown to the user, never raised into Qt
             key = await self.api_key()
             message = str(exc) or type(exc).__name__
+            if not isinstance(exc, NetworkSetupError | ValueError | httpx.HTTPError):
+                log.warning(
+                    "%s failed unexpectedly", note.objectName() or "endpoint action", exc_info=exc
+                )
             if isinstance(exc, httpx.TransportError):  # say what to do, as a run would
                 with contextlib.suppress(Exception):
                     endpoint = await self.resolver(
@@ -458,7 +557,7 @@ class EndpointPanel(QWidget):
             note.setStyleSheet(f"color: {self.theme.error};")
             note.setText("✕ " + redact(message, key)[:300])
 
-    @qasync.asyncSlot()
+    @task_slot
     async def _list_models(self) -> None:
         async def action() -> str:
             models, _ = await self._models()
@@ -472,7 +571,7 @@ class EndpointPanel(QWidget):
 
         await self._guarded(action, self.model_note)
 
-    @qasync.asyncSlot()
+    @task_slot
     async def _test(self) -> None:
         async def action() -> str:
             models, elapsed = await self._models()

@@ -10,9 +10,9 @@ own throttles; the window measures nothing.
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 
-import qasync
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import (
     QAction,
@@ -54,7 +54,7 @@ from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
 from splitdesk.ui.questions_editor import QuestionsEditor
 from splitdesk.ui.recordings import RecordingsUi
 from splitdesk.ui.summary import SummaryStrip
-from splitdesk.ui.tasks import spawn
+from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.throttle import Throttle
 from splitdesk.ui.timeline import Timeline
@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
         self.endpoint.setEnabled(not busy)
 
     # -- runs -----------------------------------------------------------------------------------
-    @qasync.asyncSlot()
+    @task_slot
     async def start_run(self) -> None:
         """Start a run with the current questions, endpoint and mode (Ctrl+Enter)."""
         if self.controller.busy or self._closing:
@@ -378,21 +378,24 @@ class MainWindow(QMainWindow):
         if problem is not None:
             self.statusBar().showMessage(problem)
             return
-        request = RunRequest(
-            endpoint=self.endpoint.settings(),
-            api_key=await self.endpoint.api_key(),
-            questions=self.questions.questions(),
-            template=self.questions.template(),
-            mode=self.mode.currentData(),
-            with_sequential=self.sequential.isChecked()
-            and self.mode.currentData() == "one-after-another",
-        )
         try:
+            request = RunRequest(
+                endpoint=self.endpoint.settings(),
+                api_key=await self.endpoint.api_key(),
+                questions=self.questions.questions(),
+                template=self.questions.template(),
+                mode=self.mode.currentData(),
+                with_sequential=self.sequential.isChecked()
+                and self.mode.currentData() == "one-after-another",
+                key_problem=await self.endpoint.key_problem(),
+            )
             await self.controller.start(request)
-        except ControllerError as exc:
+        except Exception as exc:  # never raised into Qt, never silent: said where it shows
+            if not isinstance(exc, ControllerError):
+                log.exception("Run could not start")
             self.statusBar().showMessage(f"Cannot run: {exc}")
             self.summary.headline.setText(
-                f"<span style='color:{self.theme.error}'>Cannot run: {exc}</span>"
+                f"<span style='color:{self.theme.error}'>Cannot run: {html.escape(str(exc))}</span>"
             )
 
     def _clear_panes(self) -> None:
@@ -528,10 +531,14 @@ class MainWindow(QMainWindow):
         for pane in self.panes.values():
             pane.set_error_in_banner(in_banner)
         stopped = state.ended is not None and state.ended.stopped
-        failed = sum(1 for r in state.requests if r.outcome == "failed")
+        failed = [r for r in state.requests if r.outcome == "failed"]
         msg = "Stopped." if stopped else "Done."
-        if failed:
-            msg += f" {failed} request(s) failed — see the panes."
+        if failed:  # the error stays in view: never a bare "Done." over a failure
+            why = next((r.error.message for r in failed if r.error is not None), "")
+            msg = (
+                f"{'Stopped' if stopped else 'Finished'} — {len(failed)} of "
+                f"{len(state.requests)} request(s) failed: {why}"
+            )
         self.statusBar().showMessage(msg)
         self._inputs_changed()
         self.runFinished.emit(state)
@@ -594,6 +601,7 @@ class MainWindow(QMainWindow):
 
     async def _close_async(self) -> None:
         self._persist.cancel()
+        await cancel_pending()  # tasks started from slots end now, none left pending
         try:
             await asyncio.to_thread(save_settings, self._persisted())
         except OSError as exc:

@@ -2,17 +2,23 @@
 
 asyncio only keeps weak references to tasks: one nobody holds may vanish mid-flight. And
 an exception in a task nobody awaits would go unseen. :func:`spawn` keeps each task until
-it is done and logs what it raised.
+it is done and logs what it raised; :func:`task_slot` makes a coroutine method a Qt slot
+whose tasks are spawned (so tracked); :func:`cancel_pending` cancels and awaits them all
+when the window closes, so none is destroyed while pending.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 log = logging.getLogger(__name__)
+#: Name prefix of the tasks :func:`task_slot` starts (the ones closing may cancel).
+SLOT_PREFIX = "slot:"
 _RUNNING: set[asyncio.Task[Any]] = set()
 
 
@@ -35,3 +41,35 @@ def spawn(coro: Coroutine[Any, Any, Any], name: str | None = None) -> asyncio.Ta
 def pending() -> int:
     """How many spawned tasks are still running."""
     return len(_RUNNING)
+
+
+def task_slot(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., None]:
+    """Decorator: a coroutine method becomes a plain Qt slot that :func:`spawn`s it (extra
+    signal arguments, such as ``clicked``'s ``checked``, are dropped as Qt would). Use it
+    instead of ``qasync.asyncSlot``, whose tasks nobody tracks."""
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    keep = len(params)
+
+    @functools.wraps(fn)
+    def slot(*args: Any) -> None:
+        spawn(fn(*args[:keep]), name=SLOT_PREFIX + fn.__qualname__)
+
+    return slot
+
+
+async def cancel_pending(within: float = 1.0) -> int:
+    """When the window closes: cancel the tasks started from slots (:func:`task_slot`),
+    and give every other spawned task (a save, an autosave) up to ``within`` s to finish.
+    The calling task is left alone. Returns how many were cancelled."""
+    here = asyncio.current_task()
+    others = [t for t in _RUNNING if t is not here and not t.done()]
+    slots = [t for t in others if t.get_name().startswith(SLOT_PREFIX)]
+    for task in slots:
+        task.cancel()
+    if others:
+        await asyncio.wait(others, timeout=within)
+    return len(slots)

@@ -4,6 +4,7 @@ controller (engine thread, built-in endpoint child process) is shut down afterwa
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,16 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-async def wait_signal(signal: Any, timeout: float = 10.0) -> tuple[Any, ...]:
+def _signal_name(signal: Any) -> str:
+    """``runFinished`` from ``<PySide6.QtCore.SignalInstance runFinished(PyObject) at …>``."""
+    text = str(signal)
+    return text.split(" ")[1].split("(")[0] if text.count(" ") >= 2 else text
+
+
+async def wait_signal(signal: Any, timeout: float = 10.0, what: str = "") -> tuple[Any, ...]:
     """Await the next emission of a Qt signal (qtbot.waitSignal must not run inside an
-    async test: it nests a Qt loop under the running task)."""
+    async test: it nests a Qt loop under the running task). On a timeout the failure names
+    the signal and ``what`` it stood for."""
     fut: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
 
     def handler(*args: Any) -> None:
@@ -41,17 +49,35 @@ async def wait_signal(signal: Any, timeout: float = 10.0) -> tuple[Any, ...]:
     signal.connect(handler)
     try:
         return await asyncio.wait_for(fut, timeout)
+    except TimeoutError:
+        about = f" ({what})" if what else ""
+        raise AssertionError(
+            f"timed out after {timeout:g} s waiting for the signal {_signal_name(signal)}{about}"
+        ) from None
     finally:
         signal.disconnect(handler)
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Poll ``predicate`` on the running loop until it holds."""
+def _describe(predicate: Callable[..., Any]) -> str:
+    """The source of a lambda predicate, on one line (for a timeout's message)."""
+    try:
+        text = " ".join(inspect.getsource(predicate).split())
+    except (OSError, TypeError):
+        return getattr(predicate, "__qualname__", repr(predicate))
+    start = text.find("lambda")
+    return text[start:] if start >= 0 else text
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+    """Poll ``predicate`` on the running loop until it holds; on a timeout the failure
+    names ``what`` was awaited (or the predicate's source)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():
         if loop.time() > end:
-            raise AssertionError("condition not reached in time")
+            raise AssertionError(
+                f"timed out after {timeout:g} s waiting until {what or _describe(predicate)}"
+            )
         await asyncio.sleep(0.01)
 
 
