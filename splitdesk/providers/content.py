@@ -119,3 +119,30 @@ class ReasoningChannels:
             del self._text[channel]
         self.emitted += text
         return text
+
+
+def missing_tail(delivered: str, whole: str) -> str:
+    """The part of ``whole`` (a complete text a server sends at the end, e.g. the Responses
+    API's ``response.output_text.done``) that ``delivered`` (the text its deltas already
+    gave) does not end with: ``""`` when the deltas gave it all, all of ``whole`` when they
+    gave none of it, the rest when they gave a beginning. Linear time (the KMP failure
+    function of ``whole`` run over the end of ``delivered``)."""
+    if not whole or delivered.endswith(whole):
+        return ""
+    fail = [0] * len(whole)
+    k = 0
+    for i in range(1, len(whole)):
+        while k and whole[i] != whole[k]:
+            k = fail[k - 1]
+        if whole[i] == whole[k]:
+            k += 1
+        fail[i] = k
+    k = 0
+    for c in delivered[-len(whole) :]:
+        while k and c != whole[k]:
+            k = fail[k - 1]
+        if c == whole[k]:
+            k += 1
+            if k == len(whole):
+                return ""
+    return whole[k:]

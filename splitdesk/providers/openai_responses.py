@@ -36,7 +36,12 @@ from splitdesk.providers.base import (
     UsageDelta,
     error_message,
 )
-from splitdesk.providers.content import ReasoningChannels, parts_text, reasoning_text
+from splitdesk.providers.content import (
+    ReasoningChannels,
+    missing_tail,
+    parts_text,
+    reasoning_text,
+)
 
 _REASONING = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 
@@ -144,13 +149,35 @@ class ResponsesDecoder(StreamDecoder):
     (``response.failed`` and ``error`` are errors). The API sends no ``[DONE]``; one that a
     gateway appends does not complete the stream, so a stream without a terminal event is
     ``truncated``. Reasoning summaries and raw reasoning text mirrored on both channels
-    count once; an event with a top-level ``error`` is an error whatever its ``type``.
+    count once; an event with a top-level ``error`` is an error whatever its ``type``. The
+    whole text a part ends with (``response.output_text.done``, ``content_part.done``,
+    ``output_item.done``) adds only what its deltas did not give: all of it from a server
+    that sends no deltas, nothing from one that sent them all.
     """
 
     completion_signal = "a response.completed or response.incomplete event"
 
     def __init__(self) -> None:
         self.reasoning = ReasoningChannels()
+        #: answer text the deltas gave, per (item id, content index)
+        self._answer: dict[tuple[str | None, int], str] = {}
+
+    def _delivered(self, obj: dict[str, Any], index: int | None = None) -> tuple[str | None, int]:
+        """The key of an event's content part; an event with an item id falls back to deltas
+        that carried none (servers differ in which events name the item)."""
+        item = obj.get("item_id")
+        part = index if index is not None else _int(obj.get("content_index")) or 0
+        key = (item if isinstance(item, str) else None, part)
+        return key if key in self._answer or (None, part) not in self._answer else (None, part)
+
+    def _whole(self, key: tuple[str | None, int], text: str, t_ns: int) -> list[Delta]:
+        """The rest of a whole part's ``text`` that its deltas did not give (none of it from
+        a server that sends only the ``.done`` events)."""
+        rest = missing_tail(self._answer.get(key, ""), text)
+        if not rest:
+            return []
+        self._answer[key] = self._answer.get(key, "") + rest
+        return [TextDelta(t_ns, rest)]
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = json.loads(data)
@@ -171,7 +198,27 @@ class ResponsesDecoder(StreamDecoder):
             thinking = self.reasoning.take("parts", thinking)
             if thinking:
                 out.append(TextDelta(t_ns, thinking, reasoning=True))
-            return out + ([TextDelta(t_ns, answer)] if answer else [])
+            if answer:
+                key = self._delivered(obj)
+                self._answer[key] = self._answer.get(key, "") + answer
+                out.append(TextDelta(t_ns, answer))
+            return out
+        if kind in ("response.output_text.done", "response.refusal.done"):
+            text = _text(obj.get("text")) or _text(obj.get("refusal"))
+            return self._whole(self._delivered(obj), text, t_ns)
+        if kind == "response.content_part.done":
+            part = obj.get("part")
+            text = parts_text(part)[0] if isinstance(part, dict) else ""
+            return self._whole(self._delivered(obj), text, t_ns)
+        if kind == "response.output_item.done":
+            item = obj.get("item")
+            if not isinstance(item, dict) or item.get("type") != "message":
+                return []
+            out = []
+            for index, part in enumerate(item.get("content") or []):
+                key = self._delivered({"item_id": item.get("id")}, index)
+                out += self._whole(key, parts_text(part)[0], t_ns)
+            return out
         if kind in _REASONING:
             delta = self.reasoning.take(kind, reasoning_text(obj.get("delta")))
             return [TextDelta(t_ns, delta, reasoning=True)] if delta else []

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import Delta, ErrorDelta, ErrorKind, TextDelta, UsageDelta
-from splitdesk.providers.content import ReasoningChannels, parts_text
+from splitdesk.providers.content import ReasoningChannels, missing_tail, parts_text
 from splitdesk.providers.openai_chat import find_usage
 
 
@@ -185,3 +185,22 @@ def test_usage_is_read_where_vendors_put_it() -> None:
     assert tokens({"meta": {"billed_units": {"output_tokens": 5}}}) == [5]
     assert tokens({"stats": {"completion_tokens": 6}}) == [6]
     assert tokens({"timings": {"predicted_n": 9}, "usage": None}) == []  # not a usage report
+
+
+@given(
+    whole=st.text(alphabet="ab ", max_size=12),
+    before=st.text(alphabet="ab ", max_size=8),
+    k=st.integers(0, 12),
+)
+def test_missing_tail_completes_what_the_deltas_gave(whole: str, before: str, k: int) -> None:
+    delivered = before + whole[: min(k, len(whole))]
+    rest = missing_tail(delivered, whole)
+    assert (delivered + rest).endswith(whole)  # the whole text is there, at the end
+    assert len(rest) <= len(whole) - min(k, len(whole))  # never repeats what was delivered
+
+
+def test_missing_tail_cases() -> None:
+    assert missing_tail("", "abc") == "abc"
+    assert missing_tail("xxabc", "abc") == ""
+    assert missing_tail("xxab", "abc") == "c"
+    assert missing_tail("abab", "ababc") == "c"
