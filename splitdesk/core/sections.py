@@ -111,8 +111,8 @@ class MarkerPattern:
             raise ValueError(f"the marker {marker!r} has no {{k}}")
         head, tail = marker.split("{k}", 1)
         core = _TEMPLATE_DECOR_RE.sub("", head, count=1)
-        if not core.strip() and head.strip():
-            core = head.strip(" \t")  # the decoration *is* the marker: "#{k}"
+        if not core.strip() and head.strip():  # the decoration *is* the marker: "#{k}"
+            core = head.strip(" \t*_") or head.strip(" \t")
         suffix = _TEMPLATE_TAIL_RE.sub("", tail).strip(" \t")
         words: list[str] = _WORD_RE.findall(core)
         return cls(_tokens(core), suffix, any(len(w) >= 3 for w in words))
@@ -149,10 +149,15 @@ def _match_number(
     line: str, i: int, suffix: str, final: bool, spaced: bool = True
 ) -> tuple[int, int, bool] | str | None:
     """(number, index past it, suffix present) of up to three digits at ``line[i:]`` (after
-    optional spaces when ``spaced``), then an optional emphasis and the ``suffix``; "no";
-    None when more text is needed."""
-    while spaced and i < len(line) and line[i] in " \t":
-        i += 1
+    optional spaces and ``#`` when ``spaced``), then an optional emphasis and the ``suffix``;
+    "no"; None when more text is needed."""
+    if spaced:  # "Answer 1", "Answer #1", "Q 3"
+        while i < len(line) and line[i] in " \t":
+            i += 1
+        if i < len(line) and line[i] == "#":
+            i += 1
+            while i < len(line) and line[i] in " \t":
+                i += 1
     start = i
     while i < len(line) and line[i].isdigit() and line[i].isascii():
         i += 1

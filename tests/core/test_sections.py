@@ -349,3 +349,13 @@ def test_a_symbol_marker_is_not_a_markdown_heading_or_citation_with_a_space() ->
     spaced = "Answer1: a\nAnswer  2: b"  # words may touch the number or stand apart
     assert sorted(parse(spaced, 2).sections) == [0, 1]
     assert sorted(parse("Q 1. a\nQ2. b", 2, marker="Q{k}.").sections) == [0, 1]
+
+
+def test_a_hash_before_the_number_and_a_bold_symbol_template() -> None:
+    text = "Answer #1: a\n**Answer # 2:** b"
+    assert bodies(parse(text, 2), text) == {0: "a", 1: "b"}
+    from splitdesk.core.sections import MarkerPattern
+
+    assert MarkerPattern.from_marker("**#{k}**").prefix == (("lit", "#"),)
+    plain = "#1 a\n**#2** b"
+    assert bodies(parse(plain, 2, marker="**#{k}**"), plain) == {0: "a", 1: "b"}
