@@ -83,6 +83,7 @@ class Tally:
     lags: list[float] = field(default_factory=list)
     own_lags: list[float] = field(default_factory=list)
     started: float = 0.0
+    rss_after_run: list[float] = field(default_factory=list)
 
     def mark_start(self) -> None:
         self.rss_start, self.fds_start = rss_mb(), open_fds()
@@ -92,6 +93,7 @@ class Tally:
     async def count(self, root: str, state: RunState) -> None:
         """Add a finished run: the client's tokens per request vs the endpoint's log."""
         self.runs += 1
+        self.rss_after_run.append(rss_mb())
         async with httpx.AsyncClient(base_url=root, timeout=30) as client:
             for r in state.requests:
                 self.requests += 1
@@ -123,6 +125,13 @@ class Tally:
         for line in self.mismatched[:5]:
             print(f"    {line}")
         print(f"  RSS {self.rss_start:.0f} MB → {rss_end:.0f} MB ({growth:+.1%})")
+        if len(self.rss_after_run) >= 2:
+            per_run = (self.rss_after_run[-1] - self.rss_after_run[0]) / (
+                len(self.rss_after_run) - 1
+            )
+            shown = " ".join(f"{v:.0f}" for v in self.rss_after_run[:12])
+            more = " …" if len(self.rss_after_run) > 12 else ""
+            print(f"  RSS after each run (MB): {shown}{more}; {per_run:+.2f} MB per run")
         print(
             f"  open fds {self.fds_start} → {fds_end}; threads {self.threads_start} → {threads_end}"
         )
@@ -284,11 +293,17 @@ def main() -> None:
     ok = asyncio.run(engine_phase(args.engine_streams, args.seconds, args.speed))
 
     import qasync
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     from splitdesk.ui.gc import GuiGarbageCollector
     from splitdesk.ui.theme import DARK, apply_theme
 
+    def qt_message(kind: QtMsgType, context: object, message: str) -> None:
+        if "propagateSizeHints" not in message:  # the offscreen platform's note, every window
+            print(f"Qt: {message}", file=sys.stderr)
+
+    qInstallMessageHandler(qt_message)
     app = QApplication(sys.argv[:1])
     apply_theme(app, DARK)
     app.setQuitOnLastWindowClosed(False)
