@@ -12,7 +12,7 @@ screen or reachable through a visible scroll bar and a "+k more" note.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -79,15 +79,28 @@ _recorded: dict[int, tuple[RunPlan, list[str], list[RunEvent]]] = {}
 
 async def recorded_run(sim: Any, n: int) -> tuple[RunPlan, list[str], list[RunEvent]]:
     """The plan, questions and events of one real side-by-side run of ``n`` questions on
-    the built-in endpoint (short answers), recorded once per ``n`` for every size."""
+    the built-in endpoint (short, whole answers), recorded once per ``n`` for every size."""
     if n not in _recorded:
         questions = question_set(n).texts
-        plan = make_plan("side-by-side", questions, CombinedTemplate(), 12)
+        plan = make_plan("side-by-side", questions, CombinedTemplate(), None)
         events: list[RunEvent] = []
         endpoint = EndpointConfig(sim.openai_base_url, "openai-chat", "splitdesk-sim")
         await Runner(RunConfig(endpoint), events.append).run(questions, plan)
         _recorded[n] = (plan, questions, events)
     return _recorded[n]
+
+
+@pytest.fixture(scope="module")
+def sim_short() -> Iterator[Any]:
+    """The built-in endpoint (batching) with short answers at 8× speed: a 32-question
+    combined reply ends in about two seconds, every answer whole."""
+    from splitdesk.sim.launcher import start_sim
+
+    sim = start_sim("batching", {"speed": 8, "answer_tokens": 24})
+    try:
+        yield sim
+    finally:
+        sim.stop()
 
 
 @pytest_asyncio.fixture
@@ -284,6 +297,19 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
         assert grid.compact, "many panes are compact"
 
 
+def check_summary(window: MainWindow) -> None:
+    """Every line of the summary strip is shown whole, above the status bar."""
+    summary = window.summary
+    strip = rect_in(summary, window)
+    assert strip.bottom() < window.statusBar().geometry().top(), "summary below the window"
+    for label in summary.findChildren(QLabel):
+        if label.isVisible() and label.text():
+            r = rect_in(label, summary)
+            assert summary.rect().contains(r), f"{label.text()[:40]!r} sticks out of the strip"
+            need = label.heightForWidth(label.width())
+            assert label.height() >= need, f"{label.text()[:40]!r} cut: {label.height()} < {need}"
+
+
 def check_text_sizes(window: MainWindow) -> None:
     """The headline is the biggest text on screen; the payoff line is second."""
     summary = window.summary
@@ -310,9 +336,9 @@ def check_text_sizes(window: MainWindow) -> None:
 @pytest.mark.parametrize("n", NS)
 @pytest.mark.parametrize(("size", "scale"), SIZES, ids=lambda v: str(v))
 async def test_every_size_and_n_is_legible(
-    sim_batching: Any, window_at: Any, size: tuple[int, int], scale: float, n: int
+    sim_short: Any, window_at: Any, size: tuple[int, int], scale: float, n: int
 ) -> None:
-    plan, questions, events = await recorded_run(sim_batching, n)
+    plan, questions, events = await recorded_run(sim_short, n)
     qs = question_set(n)
     window = window_at(size, scale, AppSettings(question_set=qs))
     await replay_into(window, plan, questions, events)
@@ -325,6 +351,7 @@ async def test_every_size_and_n_is_legible(
     check_pane_header(combined[0], None)
     check_grid(window, n, labels)
     check_timeline(window, n, labels)
+    check_summary(window)
     check_text_sizes(window)
 
 
