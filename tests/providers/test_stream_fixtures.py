@@ -95,18 +95,16 @@ TRUNCATION_WORDS = {
 
 def expected_error(fx: StreamFixture) -> tuple[ErrorKind | None, int | None, list[str]]:
     """(kind, status, words) the fixture's error must have. Fixtures named in
-    :data:`ERROR_CHECKS` are checked exactly; a description that starts with "truncated" is
-    a truncation naming the dialect's completion signal; "HTTP nnn" an HTTP error; any other
-    described error (a fixture added to the shared sample later) must at least fail with a
-    kind (``None`` here: any kind)."""
+    :data:`ERROR_CHECKS` are checked exactly; an HTTP error status is an ``http`` error
+    naming it; a description that starts with "truncated" is a truncation naming the
+    dialect's completion signal; any other described error (a fixture added to the shared
+    sample later) must at least fail with some kind (``None`` here)."""
     if fx.name in ERROR_CHECKS:
         return ERROR_CHECKS[fx.name]
-    described = str(fx.expect["error"])
-    if described.lower().startswith("truncated"):
+    if fx.status >= 400:
+        return ErrorKind.HTTP, fx.status, [str(fx.status)]
+    if str(fx.expect["error"]).lower().startswith("truncated"):
         return ErrorKind.TRUNCATED, None, ["cut off", *TRUNCATION_WORDS[fx.api]]
-    if described.startswith("HTTP "):
-        status = int(described.split()[1])
-        return ErrorKind.HTTP, status, [str(status)]
     return None, None, []
 
 
