@@ -451,7 +451,7 @@ def _shortened(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) ->
 
 def _no_markers(combined: Sequence[RequestTrace]) -> Finding | None:
     for t in combined:
-        if len(t.questions) > 1 and t.outcome == "done" and t.text_len and not t.sections:
+        if no_markers(t):
             return Finding(
                 "no-markers",
                 f"the combined reply has no answer markers ({t.text_len} characters, none "
@@ -675,6 +675,8 @@ class Waiting:
         return f"{cause} · waiting {s}"
 
 
+#: the shortest wait for a first token, after others' began, that counts as queueing
+QUEUE_MIN_S = 0.05
 #: a streaming request is stalled after this many seconds without an event …
 STALL_MIN_S = 1.0
 #: … and at least this many times its usual gap between events
@@ -704,8 +706,9 @@ def waiting_state(trace: RequestTrace, peers: Sequence[RequestTrace], now: float
             and p.outcome is None
             and (p.first_text_t is not None or p.first_tool_t is not None)
         )
-        kind: WaitKind = "queued" if ahead else "prefill"
-        return Waiting(kind, max(0.0, now - trace.t_headers), ahead)
+        waited = max(0.0, now - trace.t_headers)
+        kind: WaitKind = "queued" if ahead and waited >= QUEUE_MIN_S else "prefill"
+        return Waiting(kind, waited, ahead if kind == "queued" else 0)
     last = trace.last_token_t
     if last is None:
         return None
@@ -715,3 +718,54 @@ def waiting_state(trace: RequestTrace, peers: Sequence[RequestTrace], now: float
     if quiet >= max(STALL_MIN_S, STALL_GAPS * usual):
         return Waiting("stalled", quiet)
     return None
+
+
+def explain_wait(trace: RequestTrace, peers: Sequence[RequestTrace]) -> str | None:
+    """What a request's wait before its first token was made of, after the fact, for the
+    timeline's wait bar: the response headers' arrival (network round trip and the server's
+    first reply) and the rest until the first token, named ``queued behind N requests`` when
+    N other requests of its phase were generating in that time, else ``prefill``. Seconds
+    from the answered attempt's send (a refused attempt's wait is its own bar). ``None``
+    before the first token or without response headers."""
+    first = trace.first_text_t if trace.first_text_t is not None else trace.first_tool_t
+    sent = trace.t_send
+    if first is None or sent is None or trace.t_headers is None:
+        return None
+    for r in trace.retries:  # the answered attempt was sent after the last back-off
+        sent = max(sent, r.t + r.delay_s)
+    headers = trace.t_headers
+    if headers < sent or headers > first:
+        return None
+    parts = [f"headers after {headers - sent:.2f} s (network round trip)"]
+    rest = first - headers
+    # a peer was served first when its first token came clearly before this one's (a
+    # batching server starts them all within a step or two) and it still ran after the
+    # headers came
+    lead = max(QUEUE_MIN_S, 0.1 * (first - headers))
+    ahead = sum(
+        1
+        for p in peers
+        if p is not trace
+        and p.phase == trace.phase
+        and p.first_text_t is not None
+        and p.last_token_t is not None
+        and p.first_text_t < first - lead
+        and p.last_token_t > headers
+    )
+    if ahead and rest > 0:
+        parts.append(f"then {rest:.2f} s queued behind {_plural(ahead, 'request')}")
+    else:
+        parts.append(f"then {rest:.2f} s prefill")
+    return " · ".join(parts)
+
+
+def no_markers(trace: RequestTrace) -> bool:
+    """A finished combined reply with text but none of the template's answer markers: when
+    each answer started cannot be told (the timeline's lane says so)."""
+    return (
+        trace.group == "combined"
+        and len(trace.questions) > 1
+        and trace.outcome == "done"
+        and trace.text_len > 0
+        and not trace.sections
+    )

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -126,6 +127,22 @@ class EndpointSettings(BaseModel):
         if not self.verify_tls:
             return False
         return self.ca_bundle or True
+
+    @property
+    def host(self) -> str:
+        """Where requests go, for the toolbar and status lines: ``host:port`` of the base URL
+        (no scheme, path or user info, so nothing secret), or ``built-in`` for the built-in
+        endpoint; the base URL itself when it cannot be parsed."""
+        if self.is_builtin:
+            return "built-in"
+        try:
+            parts = urlsplit(self.base_url.strip())
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            return self.base_url.strip() or "no URL"
+        if not host:
+            return self.base_url.strip() or "no URL"
+        return f"{host}:{port}" if port else host
 
     def keyring_account(self) -> str:
         """The keyring account this endpoint's key is stored under."""

@@ -440,12 +440,13 @@ class EndpointPanel(QWidget):
         )
 
     def summary(self) -> str:
-        """One line for the toolbar: "Built-in · batching · 1×" or "vLLM · model"."""
+        """One line for the toolbar: "Built-in · batching · 1×" or "vLLM · gpu-box:8000 ·
+        model" (the host, so nobody mistakes a remote server for the built-in one)."""
         s = self._settings
         if s.is_builtin:
             return f"Built-in · {s.profile} · {s.speed:g}×"
         label = PRESETS[s.preset].label if s.preset in PRESETS else s.preset
-        return f"{label} · {s.model or 'no model'}"
+        return f"{label} · {s.host} · {s.model or 'no model'}"
 
     # -- the key ---------------------------------------------------------------------------------
     async def api_key(self) -> str | None:

@@ -194,7 +194,12 @@ class MainWindow(QMainWindow):
 
         self._build_toolbar()
         self._sized = False
-        self.statusBar().showMessage("Ready. The built-in endpoint needs no network.")
+        ep = self.endpoint.settings()
+        self.statusBar().showMessage(
+            "Ready. The built-in endpoint needs no network."
+            if ep.is_builtin
+            else f"Ready. Endpoint: {ep.host} · {ep.model or 'no model'}"
+        )
 
         # -- wiring --------------------------------------------------------------------------------
         self.questions.changed.connect(self._inputs_changed)
@@ -389,6 +394,11 @@ class MainWindow(QMainWindow):
                 and self.mode.currentData() == "one-after-another",
                 key_problem=await self.endpoint.key_problem(),
             )
+            ep, sim = request.endpoint, self.controller.sim
+            if not ep.is_builtin:  # the wait before the first request says what it waits for
+                self.summary.clear(f"connecting to {ep.host}…")
+            elif sim is None or not sim.alive():
+                self.summary.clear("starting the built-in endpoint…")
             await self.controller.start(request)
         except Exception as exc:  # never raised into Qt, never silent: said where it shows
             if not isinstance(exc, ControllerError):
@@ -431,12 +441,9 @@ class MainWindow(QMainWindow):
         share = 0.4 if len(questions) <= 5 else 0.3
         self.pane_split.setSizes([int(total * share), total - int(total * share)])
 
-    _lanes_wanted = 1  #: lanes of the current run (the timeline's room follows them)
-
     def _fit_timeline(self, lanes: int) -> None:
         """Give the timeline room for ``lanes`` readable lanes (up to 60 % of the height),
         unless the user has placed the divider themselves."""
-        self._lanes_wanted = lanes
         if self._divider_moved:
             return
         h = self.main_split.height()
@@ -587,11 +594,8 @@ class MainWindow(QMainWindow):
                         details.show()  # room again (a taller window)
                         need += extra
                 self.summary.setToolTip(details.text() if details.isHidden() else "")
-                if need > 0 and need != self.summary.maximumHeight():
-                    # fixed: a splitter's child layout would otherwise give the strip its
-                    # height-for-width below the timeline and cut its last line
-                    self.summary.setFixedHeight(need)
-                    self._fit_timeline(self._lanes_wanted)  # the timeline keeps its room
+                if need > 0 and need != self.summary.minimumHeight():
+                    self.summary.setMinimumHeight(need)
         return super().eventFilter(watched, event)
 
     # -- closing --------------------------------------------------------------------------------

@@ -254,6 +254,18 @@ class SummaryStrip(QFrame):
         self.explain.setText("<br>".join(lines))
         self.explain.setVisible(bool(lines))
 
+    def _why_missing(self, question: int) -> str:
+        """ "no answer (HTTP 429)": why the parallel request for ``question`` never answered."""
+        state = self.state
+        trace = next(
+            (t for t in (state.group("parallel") if state else []) if t.questions == (question,)),
+            None,
+        )
+        if trace is None or trace.error is None:
+            return "no answer"
+        e = trace.error
+        return f"no answer (HTTP {e.status})" if e.status else f"no answer ({e.kind})"
+
     @staticmethod
     def _complete(g: GroupMetrics | None) -> bool:
         return g is not None and g.failed == 0 and g.stopped == 0 and g.makespan_s is not None
@@ -266,9 +278,17 @@ class SummaryStrip(QFrame):
         if c is not None and p is not None:
             cs, ps = c.answer_start_s.get(last), p.answer_start_s.get(last)
             if cs is not None or ps is not None:
+                c_at, p_at = _s(cs, 2), _s(ps, 2)
+                if finished:  # over: a missing start is an answer that never came, not "…"
+                    c_at = c_at if cs is not None else "no answer"
+                    p_at = p_at if ps is not None else self._why_missing(last)
+                lead = (
+                    f"answer {n} appeared after"
+                    if "no answer" not in c_at + p_at
+                    else f"answer {n}:"
+                )
                 self.payoff.setText(
-                    f"answer {n} appeared after <b>{_s(cs, 2)}</b> in the combined reply vs "
-                    f"<b>{_s(ps, 2)}</b> in parallel"
+                    f"{lead} <b>{c_at}</b> in the combined reply vs <b>{p_at}</b> in parallel"
                 )
                 self.payoff.show()
             if c.all_started_s is not None and p.all_started_s is not None:

@@ -23,6 +23,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QCursor, QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QVBoxLayout, QWidget
 
+from splitdesk.core.diagnosis import explain_wait, no_markers
 from splitdesk.core.labels import question_label
 from splitdesk.core.metrics import RequestFigures, request_figures
 from splitdesk.core.predict import PredictedRequest
@@ -183,12 +184,6 @@ class Timeline(QWidget):
         self.plot.getPlotItem().getViewBox().sigResized.connect(self._set_lane_ticks)
         self._show_idle(True)
 
-    def hasHeightForWidth(self) -> bool:
-        """No: the wrapped legend would make the window's lower half ask for the plot's
-        preferred height and push the summary strip below the window's edge; the plot
-        takes whatever height is left (its lanes scroll)."""
-        return False
-
     def _show_idle(self, idle: bool) -> None:
         """Before any run: a sentence instead of an empty chart with a meaningless axis."""
         item = self.plot.getPlotItem()
@@ -287,11 +282,26 @@ class Timeline(QWidget):
         label = self.question_labels[q] if q < len(self.question_labels) else ""
         return f"Q{q + 1} {label}".rstrip()
 
+    def _set_axis_label(self, mode: str) -> None:
+        """Say what the time axis measures: one clock for the run, or each way's own start
+        when the ways ran one after another (their bars are aligned at t = 0)."""
+        text = (
+            "seconds since each way's own start (one after another)"
+            if mode in ("one-after-another", "all")
+            else "seconds since the run started"
+        )
+        if text != getattr(self, "_axis_text", None):
+            self._axis_text = text
+            self.plot.getPlotItem().getAxis("bottom").setLabel(
+                text, color=self.theme.muted, **{"font-size": f"{round(10 * self.scale)}pt"}
+            )
+
     # -- painting -------------------------------------------------------------------------------
     def refresh(self) -> None:
         state = self.state
         if state is None or state.info is None:
             return
+        self._set_axis_label(state.info.mode)
         running = state.ended is None
         now_abs = state.now() if running else None  # a replay's clock is its position
         origins = self._origins(state)
@@ -364,7 +374,8 @@ class Timeline(QWidget):
                         wait_end,
                         "wait",
                         self.theme.waiting,
-                        f"{name}\nsent at {wait_start:.3f} s · {ttft_text(f)}",
+                        f"{name}\nsent at {wait_start:.3f} s · {ttft_text(f)}"
+                        + (f"\n{why}" if (why := explain_wait(r, state.requests)) else ""),
                     )
                 )
             if first is not None:
@@ -411,6 +422,15 @@ class Timeline(QWidget):
         self.bars = bars
         self.lanes = [lane_names[i] for i in range(len(lanes))]
         ends = [(x, lane, f"{x:.1f} s") for lane, x in end_labels.items()] + backoff_labels
+        for r in state.requests:  # say so where answer numbers would be
+            if no_markers(r) and r.first_text_t is not None and r.phase in origins:
+                ends.append(
+                    (
+                        r.first_text_t - origins[r.phase],
+                        lanes[f"combined:{r.req}"],
+                        "no answer markers found",
+                    )
+                )
         self._draw(bars, marks, seg_labels, ends, len(lanes))
         if now_abs is not None and current_phase in origins:
             self.now_line.setPos(now_abs - origins[current_phase])
@@ -638,7 +658,7 @@ class Timeline(QWidget):
 
         def fits(x: float, lane: int, text: str) -> bool:
             left = x * px_per_s
-            right = left + metrics.horizontalAdvance(text) + 14  # TextItem's margins, a gap
+            right = left + metrics.horizontalAdvance(text) + 8  # TextItem's margin
             spans = taken.setdefault(lane, [])
             if any(left < r and l_ < right for l_, r in spans):
                 return False

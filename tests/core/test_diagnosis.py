@@ -13,8 +13,10 @@ from splitdesk.core.diagnosis import (
     decompose,
     diagnose,
     diagnose_state,
+    explain_wait,
     failure_summary,
     mean_overlap,
+    no_markers,
     waiting_state,
 )
 from splitdesk.core.events import (
@@ -362,3 +364,32 @@ def test_a_quiet_stream_is_stalled_not_stuck() -> None:
     assert waiting_state(s.requests[0], s.requests, now=last + 0.5) is None
     w = waiting_state(s.requests[0], s.requests, now=last + 3.2)
     assert w is not None and w.label == "stalled 3.2 s"
+
+
+def test_explain_wait_after_the_fact() -> None:
+    # one slot: request k's first token waits for the k before it
+    queued = build([Req("parallel", first=0.01 + 2.0 * i, tokens=100) for i in range(3)])
+    r = queued.requests
+    assert (
+        explain_wait(r[0], r) == "headers after 0.00 s (network round trip) · then 0.01 s prefill"
+    )
+    assert explain_wait(r[2], r) == (
+        "headers after 0.00 s (network round trip) · then 4.01 s queued behind 2 requests"
+    )
+    # batching: first tokens a step apart are not queueing
+    together = build([Req("parallel", first=0.01 + 0.002 * i) for i in range(5)])
+    assert "queued" not in (explain_wait(together.requests[4], together.requests) or "")
+    # a far endpoint: the headers take the round trip
+    far = build([Req("parallel", ttfb=1.2, first=1.21)])
+    assert explain_wait(far.requests[0], far.requests) == (
+        "headers after 1.20 s (network round trip) · then 0.01 s prefill"
+    )
+
+
+def test_no_markers_flags_only_a_finished_combined_reply_without_sections() -> None:
+    reqs = batching()
+    reqs[0].markers = False
+    state = build(reqs)
+    assert no_markers(state.requests[0])
+    assert not any(no_markers(t) for t in state.requests[1:])
+    assert not no_markers(build(batching()).requests[0])

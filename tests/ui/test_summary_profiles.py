@@ -88,6 +88,12 @@ def check_common(sim: Sim, strip: SummaryStrip, state: RunState) -> str:
         assert "faster" not in headline and "slower" not in headline
     if sim.profile != "rate-limited":
         assert not strip.banner.isVisible()
+    else:  # an answer that never came is said so, not left as "…"
+        assert "…" not in strip.payoff.text()
+        refused_last = [
+            t for t in state.group("parallel") if t.questions == (4,) and t.outcome == "failed"
+        ]
+        assert ("no answer (HTTP 429)" in strip.payoff.text()) == bool(refused_last)
     return headline
 
 
