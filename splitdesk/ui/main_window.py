@@ -441,9 +441,12 @@ class MainWindow(QMainWindow):
         share = 0.4 if len(questions) <= 5 else 0.3
         self.pane_split.setSizes([int(total * share), total - int(total * share)])
 
+    _lanes_wanted = 1  #: lanes of the current run (the timeline's room follows them)
+
     def _fit_timeline(self, lanes: int) -> None:
         """Give the timeline room for ``lanes`` readable lanes (up to 60 % of the height),
         unless the user has placed the divider themselves."""
+        self._lanes_wanted = lanes
         if self._divider_moved:
             return
         h = self.main_split.height()
@@ -594,8 +597,11 @@ class MainWindow(QMainWindow):
                         details.show()  # room again (a taller window)
                         need += extra
                 self.summary.setToolTip(details.text() if details.isHidden() else "")
-                if need > 0 and need != self.summary.minimumHeight():
-                    self.summary.setMinimumHeight(need)
+                if need > 0 and need != self.summary.maximumHeight():
+                    # fixed: a splitter's child layout would otherwise give the strip its
+                    # height-for-width below the timeline and cut its last line
+                    self.summary.setFixedHeight(need)
+                    self._fit_timeline(self._lanes_wanted)  # the timeline keeps its room
         return super().eventFilter(watched, event)
 
     # -- closing --------------------------------------------------------------------------------

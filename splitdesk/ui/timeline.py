@@ -184,6 +184,12 @@ class Timeline(QWidget):
         self.plot.getPlotItem().getViewBox().sigResized.connect(self._set_lane_ticks)
         self._show_idle(True)
 
+    def hasHeightForWidth(self) -> bool:
+        """No: the wrapped legend would make the window's lower half ask for the plot's
+        preferred height and push the summary strip below the window's edge; the plot
+        takes whatever height is left (its lanes scroll)."""
+        return False
+
     def _show_idle(self, idle: bool) -> None:
         """Before any run: a sentence instead of an empty chart with a meaningless axis."""
         item = self.plot.getPlotItem()
@@ -658,7 +664,7 @@ class Timeline(QWidget):
 
         def fits(x: float, lane: int, text: str) -> bool:
             left = x * px_per_s
-            right = left + metrics.horizontalAdvance(text) + 8  # TextItem's margin
+            right = left + metrics.horizontalAdvance(text) + 14  # TextItem's margins, a gap
             spans = taken.setdefault(lane, [])
             if any(left < r and l_ < right for l_, r in spans):
                 return False
