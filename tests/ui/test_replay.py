@@ -123,6 +123,14 @@ async def test_live_run_saved_loaded_and_replayed_at_4x_looks_the_same(
     assert upper.lanes[0].startswith("Combined") and len(upper.lanes) == 6
     assert len(lower.lanes) == 3
     dialog.close()
+    # the history row reopens the live run as a replay
+    ui.history.table.selectRow(0)
+    assert ui.history.replay_button.isEnabled() and not ui.history.compare_button.isEnabled()
+    ui.history.replay_button.click()
+    assert driver.recording is ui.history.entries[0].recording
+    driver.seek(driver.player.duration if driver.player else 0.0)
+    await settled(window)
+    assert snapshot(window) == live
 
 
 @pytest.mark.asyncio
