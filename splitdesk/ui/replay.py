@@ -226,9 +226,12 @@ class ReplayBar(QToolBar):
         self.scrubber.setMinimumWidth(int(200 * scale))
         self.clock = QLabel("")
         self.clock.setFont(ui_font(scale, 0))
+        self.runs = QComboBox()
+        self.runs.setToolTip("This recording holds several runs (bench: one per mode and repeat)")
         self.close_button = QPushButton("✕ Close replay")
         self.close_button.setToolTip("Leave the replay; Run works as usual")
         self.addWidget(self.banner)
+        self.runs_action = self.addWidget(self.runs)
         self.addSeparator()
         self.addWidget(self.play_button)
         self.addWidget(self.restart_button)
@@ -265,6 +268,7 @@ class ReplayDriver(QObject):
         self.bar.scrubber.sliderMoved.connect(self._scrubbed)
         self.bar.scrubber.sliderReleased.connect(self._seek_now)
         self.bar.close_button.clicked.connect(self.close)
+        self.bar.runs.activated.connect(self._run_chosen)
         self._seek_to = 0.0
         self._seeker = Throttle(self._seek_now, 60, self)  # a drag seeks ~15×/s at most
         self._title = window.windowTitle()
@@ -302,6 +306,11 @@ class ReplayDriver(QObject):
             min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - player.speed))
         )
         self.bar.speed.blockSignals(False)
+        self.bar.runs.clear()
+        for r in recording.runs:
+            self.bar.runs.addItem(r.label)
+        self.bar.runs.setCurrentIndex(run)
+        self.bar.runs_action.setVisible(len(recording.runs) > 1)
         self.bar.show()
         self.window.setWindowTitle(f"REPLAY — {what} — splitdesk")
         self.window.run_button.setToolTip("Close the replay and run live (Ctrl+Enter)")
@@ -343,6 +352,11 @@ class ReplayDriver(QObject):
         self.window.statusBar().showMessage(
             "Replay finished. ⏮ Restart plays it again; drag the scrubber to any moment."
         )
+
+    def _run_chosen(self, index: int) -> None:
+        rec, player = self.recording, self.player
+        if rec is not None and player is not None and rec.runs[index] is not player.run:
+            self.open(rec, index, player.speed)
 
     def _toggle(self) -> None:
         if self.player is not None:

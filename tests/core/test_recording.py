@@ -352,3 +352,30 @@ def test_autosave_keeps_the_newest_within_the_caps(
     autosave(rec, folder, max_files=1, max_bytes=10**9)
     assert (folder / "notes.txt").exists()  # only recordings are ever deleted
     assert all(load_recording(p).runs[0].events == rec.runs[0].events for p in left if p.exists())
+
+
+def test_migration_steps_run_in_order_up_to_the_current_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The migration machinery (no older format exists yet: version 1 is the first): a
+    document of version 1 goes through every step up to the current version, in order."""
+    import splitdesk.core.recording as recording
+
+    seen: list[int] = []
+
+    def step(v: int) -> Any:
+        def run(data: dict[str, Any]) -> dict[str, Any]:
+            seen.append(v)
+            return {**data, f"added_in_{v + 1}": True}
+
+        return run
+
+    monkeypatch.setattr(recording, "FORMAT_VERSION", 3)
+    monkeypatch.setattr(recording, "MIGRATIONS", {1: step(1), 2: step(2)})
+    out = recording.migrate({"version": 1})
+    assert seen == [1, 2]
+    assert out == {"version": 3, "added_in_2": True, "added_in_3": True}
+    with pytest.raises(RecordingError, match="version: 4 is newer"):
+        recording.migrate({"version": 4})
+    with pytest.raises(RecordingError, match="expected a whole number"):
+        recording.migrate({"version": "2"})

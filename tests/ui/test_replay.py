@@ -290,3 +290,23 @@ def load_settings_file() -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data
+
+
+@pytest.mark.asyncio
+async def test_a_bench_recording_offers_each_of_its_runs(make_window: Any, tmp_path: Path) -> None:
+    recording = load_recording(FIXTURE)
+    run = recording.runs[0]
+    two = recording.model_copy(
+        update={"runs": [run, run.model_copy(update={"label": "parallel · repeat 2"})]}
+    )
+    window = make_window(AppSettings())
+    ui = window.recordings
+    assert ui.show_recording(two, speed=4)
+    bar = ui.replay.bar
+    assert bar.runs_action.isVisible() and bar.runs.count() == 2
+    bar.runs.setCurrentIndex(1)
+    bar.runs.activated.emit(1)
+    assert ui.replay.player is not None and ui.replay.player.run.label == "parallel · repeat 2"
+    assert bar.banner.text().endswith("· parallel · repeat 2")
+    assert ui.show_recording(recording)
+    assert not bar.runs_action.isVisible()
