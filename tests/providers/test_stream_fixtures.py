@@ -1,9 +1,11 @@
 """Every real-world stream shape in tests/fixtures/streams gives exactly the expected text,
 reasoning, output tokens, error and TTFT read — over loopback through the runner, and
-under arbitrary re-chunking of the body (hypothesis)."""
+under arbitrary re-chunking of the body (hypothesis). Folders named in
+``SPLITDESK_STREAM_FIXTURES`` (``os.pathsep``-separated) join them."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +35,28 @@ _FIXTURES_DIR = Path(__file__).parent.parent / "fixtures"
 #: (``streams_extra``: Anthropic thinking, OpenAI Responses, Ollama timings, TGI, Azure,
 #: and one per kind of issue 8 in each dialect it applies to: truncated streams, an error
 #: beside ``choices``, usage in a vendor's place, typed content parts, mirrored reasoning)
+#: more folders of the same format, separated by ``os.pathsep`` (a sample kept outside the
+#: repository; a folder that does not exist is an error, not silently nothing)
+EXTRA_ENV = "SPLITDESK_STREAM_FIXTURES"
+
+
+def _extra_dirs() -> list[Path]:
+    dirs = [Path(d) for d in os.environ.get(EXTRA_ENV, "").split(os.pathsep) if d]
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        raise FileNotFoundError(f"{EXTRA_ENV} names missing folders: {', '.join(missing)}")
+    return dirs
+
+
 FIXTURES = sorted(_FIXTURES_DIR.glob("streams/*.json")) + sorted(
     _FIXTURES_DIR.glob("streams_extra/*.json")
 )
+FIXTURES += [
+    f
+    for d in _extra_dirs()
+    for f in sorted(d.glob("*.json"))
+    if f.name not in {g.name for g in FIXTURES}  # a copy of one already here runs once
+]
 SUPPORTED = [f for f in FIXTURES if StreamFixture.load(f).api in PROVIDERS]
 
 # What each expected error must say, as a user reads it (the fixture's `error` describes it).
