@@ -369,7 +369,11 @@ class RecordingsUi(QObject):
         """Drag-and-drop of a recording file onto the window."""
         if watched is self.window and event.type() in (QEvent.Type.DragEnter, QEvent.Type.Drop):
             drop: QDropEvent = event  # type: ignore[assignment]
-            urls = [u for u in drop.mimeData().urls() if u.isLocalFile()]
+            urls = [
+                u
+                for u in drop.mimeData().urls()
+                if u.isLocalFile() and u.toLocalFile().endswith((".json", ".gz"))
+            ]  # other files (a question set) are not taken for recordings
             if not urls:
                 return False
             if event.type() == QEvent.Type.DragEnter:
