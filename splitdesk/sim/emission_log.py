@@ -37,6 +37,11 @@ class RequestRecord:
     sent_text: list[str] = field(default_factory=list)
     sent_bytes: int = 0
 
+    @property
+    def sent_tokens(self) -> int:
+        """Tokens of the events delivered so far."""
+        return sum(n for _, _, n in self.events)
+
     def delivered(self, text: str, nbytes: int) -> None:
         """Note one token event written to the client: its ``text`` and ``nbytes`` bytes."""
         self.sent_text.append(text)
@@ -56,7 +61,7 @@ class RequestRecord:
             "disconnected": self.disconnected,
             "fault": self.fault,
             "sent_text": "".join(self.sent_text),
-            "sent_tokens": sum(n for _, _, n in self.events),
+            "sent_tokens": self.sent_tokens,
             "sent_events": len(self.events),
             "sent_bytes": self.sent_bytes,
             "events": [

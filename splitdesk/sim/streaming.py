@@ -202,7 +202,7 @@ class EngineStream:
         except OSError:
             pass  # the client went away mid-write
         finally:
-            record.output_tokens = self.reply.output_tokens  # also what a leaver got
+            record.output_tokens = record.sent_tokens  # also what a leaver or a cut got
             self.live.sink = None
             self.on_close()
 
@@ -286,7 +286,6 @@ class EngineStream:
         """End the stream as ``fault`` says: an RST once the client has every byte written
         so far, or a malformed or error event followed by a clean end of the body."""
         self._cut = True
-        self.record.output_tokens = self.reply.output_tokens
         if fault.name == "reset-mid":
             transport = faults.transport_of(scope)
             if transport is not None:
