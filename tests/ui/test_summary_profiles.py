@@ -5,12 +5,13 @@ diagnosis line name the right case. One window test follows the fair-mode offer.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from ui.conftest import wait_signal
+from ui.conftest import wait_signal, wait_until
 
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.plans import make_plan
@@ -136,3 +137,24 @@ async def test_fair_mode_offer_runs_one_after_another(make_window: Any) -> None:
     assert window.mode.currentData() == "one-after-another"
     assert state.info.mode == "one-after-another"
     assert "one at a time" in window.summary.explain.text()
+
+
+@pytest.mark.asyncio
+async def test_a_queued_pane_names_its_wait_and_keeps_counting(make_window: Any) -> None:
+    window = make_window(AppSettings(endpoint=EndpointSettings(profile="single-slot", speed=2.0)))
+    window.run_button.click()
+
+    def queued() -> list[float]:
+        found = []
+        for pane in window.grid.panes:
+            m = re.search(r"queued behind \d+ requests? · waiting ([\d.]+) s", pane.state.text())
+            if m:
+                found.append(float(m.group(1)))
+        return found
+
+    await wait_until(lambda: bool(queued()), 20)  # a parallel request queued on one slot
+    first = max(queued())
+    # no event arrives for a queued request, yet its clock moves on
+    await wait_until(lambda: bool(queued()) and max(queued()) >= first + 0.4, 10)
+    await wait_signal(window.runFinished, 60)
+    assert not queued()  # over: the panes say done
