@@ -58,13 +58,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from splitdesk.core.events import Group, Outcome
+from splitdesk.core.run_state import RequestStateName as RequestStateName
 from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.providers.base import RequestError
 
 TokensSource = Literal["usage", "events"]
-RequestStateName = Literal[
-    "planned", "waiting", "retrying", "streaming", "done", "failed", "stopped"
-]
 
 
 @dataclass(frozen=True)
@@ -236,7 +234,7 @@ def _compute(trace: RequestTrace) -> RequestFigures:
             SectionTiming(s.question, s.start_t - t0, _since(s.end_t, t0))
             for s in sorted(trace.sections.values(), key=lambda s: s.question)
         )
-    state: RequestStateName = trace.state  # type: ignore[assignment]
+    state = trace.state
     return RequestFigures(
         req=trace.req,
         group=trace.group,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from splitdesk.core.events import (
     Group,
@@ -33,6 +34,11 @@ from splitdesk.core.events import (
     UsageReported,
 )
 from splitdesk.providers.base import RequestError
+
+#: A request's live state (pane headers, :class:`~splitdesk.core.metrics.RequestFigures`).
+RequestStateName = Literal[
+    "planned", "waiting", "retrying", "streaming", "done", "failed", "stopped"
+]
 
 
 @dataclass
@@ -114,7 +120,7 @@ class RequestTrace:
         return self.outcome is not None
 
     @property
-    def state(self) -> str:
+    def state(self) -> RequestStateName:
         """Live state for a pane header: ``planned``, ``waiting`` (sent, no token yet),
         ``streaming``, ``retrying``, ``done``, ``failed`` or ``stopped``."""
         if self.outcome is not None:
