@@ -101,9 +101,9 @@ async def make_window(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
     for window in made:
         if not window._closed:
             window.close()
-            await wait_signal(window.closed, 10)
+            await wait_signal(window.closed, 30, "the window closed at the end of the test")
     # Closed windows leave nothing running: no task, no engine thread, no child process.
-    await wait_until(lambda: tasks.pending() == 0, 5)
+    await wait_until(lambda: tasks.pending() == 0, 10, "every spawned task has ended")
     here = asyncio.current_task()
     left = [
         t

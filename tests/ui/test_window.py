@@ -35,7 +35,7 @@ def expected_answer(question: str) -> str:
 async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -> None:
     window = make_window(FAST)
     window.run_button.click()
-    (state,) = await wait_signal(window.runFinished, 30)
+    (state,) = await wait_signal(window.runFinished, 90, "the full run to finish")
 
     n = len(QUESTIONS)
     combined = [p for p in window.panes.values() if isinstance(p, CombinedPane)]
@@ -84,7 +84,7 @@ async def test_one_after_another_with_the_sequential_baseline(make_window: Any) 
         )
     )
     window.run_button.click()
-    (state,) = await wait_signal(window.runFinished, 60)
+    (state,) = await wait_signal(window.runFinished, 100, "all three phases to finish")
     n = len(QUESTIONS)
     assert [r.group for r in state.requests].count("sequential") == n
     # The sequential lane: N numbered segments, one after another, one end label.
@@ -112,19 +112,28 @@ async def test_one_after_another_with_the_sequential_baseline(make_window: Any) 
 async def test_stop_mid_run_stops_every_pane_quickly_and_keeps_text(make_window: Any) -> None:
     window = make_window(AppSettings())  # speed 1: ~10 s of combined reply
     window.run_button.click()
+    # Waits for things that come for sure, however loaded the machine (the endpoint and the
+    # engine start as child processes): generous, and each says what it waited for.
+    await wait_signal(window.controller.runStarted, 60, "the built-in endpoint, engine, run")
     # every request planned (an empty list would pass all()) and >30 characters in
     await wait_until(
         lambda: (
             window.state is not None
             and len(window.state.requests) == 1 + len(QUESTIONS)
             and all(r.text_len > 30 for r in window.state.requests)
-        )
+        ),
+        60,
+        "every request has streamed more than 30 characters",
     )
     loop = asyncio.get_running_loop()
     t0 = loop.time()
-    finished = asyncio.ensure_future(wait_signal(window.runFinished, 5))
+    finished = asyncio.ensure_future(wait_signal(window.runFinished, 20, "the stopped run"))
     window.stop_button.click()
-    await wait_until(lambda: all("stopped" in p.state.text() for p in window.panes.values()), 2)
+    await wait_until(
+        lambda: all("stopped" in p.state.text() for p in window.panes.values()),
+        2,
+        "every pane says stopped",
+    )
     took = loop.time() - t0
     assert took < 0.2, took
     for pane in window.panes.values():
@@ -144,7 +153,7 @@ async def test_refused_connection_shows_one_banner_with_the_cause_and_the_fix(
     endpoint = EndpointSettings(preset="custom", base_url=f"http://127.0.0.1:{port}/v1", model="m")
     window = make_window(AppSettings(endpoint=endpoint))
     window.run_button.click()
-    await wait_signal(window.runFinished, 20)
+    await wait_signal(window.runFinished, 60, "the run to finish")
     assert window.panes
     # the cause and the fix once, in the summary's banner ...
     banner = window.summary.banner
@@ -173,7 +182,7 @@ async def test_test_connection_says_what_to_do_when_nothing_listens(make_window:
     window = make_window(AppSettings(endpoint=EndpointSettings(preset="custom", base_url=base)))
     panel = window.endpoint
     panel.test_button.click()
-    await wait_until(lambda: panel.test_note.text().startswith("✕"), 10)
+    await wait_until(lambda: panel.test_note.text().startswith("✕"), 30, "the test's ✕ note")
     assert f"cannot connect to 127.0.0.1:{port}" in panel.test_note.text()
     assert f"is the server running at {base}?" in panel.test_note.text()
 
@@ -202,7 +211,7 @@ async def test_http_401_says_to_check_the_key_and_never_shows_it(
         )
         window = make_window(AppSettings(endpoint=endpoint))
         window.run_button.click()
-        await wait_signal(window.runFinished, 20)
+        await wait_signal(window.runFinished, 60, "the run to finish")
         assert any(key.encode() in head for head, _ in server.requests)
     banner = window.summary.banner
     assert banner.isVisible()
@@ -222,10 +231,10 @@ async def test_command_line_endpoint_is_for_this_session_only(
     session = EndpointSettings(profile="single-slot", speed=4.0)  # splitdesk --profile … --speed 4
     window = make_window(AppSettings(endpoint=session), saved_endpoint=saved)
     window.run_button.click()
-    (state,) = await wait_signal(window.runFinished, 30)
+    (state,) = await wait_signal(window.runFinished, 90, "the full run to finish")
     assert all(r.outcome == "done" for r in state.requests)  # ran on the built-in endpoint
     window.close()
-    await wait_signal(window.closed, 10)
+    await wait_signal(window.closed, 30, "the window closed")
     assert (config_dir / "settings.json").exists()
     stored, problem = load_settings()
     assert problem is None

@@ -20,6 +20,7 @@ from ui.conftest import wait_signal, wait_until
 from splitdesk.core.endpoints import EndpointSettings, KeySource
 from splitdesk.core.settings import AppSettings, read_settings
 from splitdesk.sim.params import PROFILES
+from splitdesk.ui import tasks
 from splitdesk.ui.controller import ENGINE_DIED
 
 FAST = EndpointSettings(speed=4.0)
@@ -180,3 +181,26 @@ async def test_the_engine_killed_mid_run_is_restarted_and_the_window_says_so(
     window.endpoint.changed.emit()
     state = await run_once(window, "the run on the restarted engine")
     assert all(r.outcome == "done" for r in state.requests)
+
+
+@pytest.mark.asyncio
+async def test_closing_cancels_a_slot_task_still_waiting_on_the_network(
+    make_window: Any,
+) -> None:
+    """ "Test connection" against a server that accepts and never answers, then close: the
+    slot's task is cancelled at once (the fixture checks no task is left), not left to
+    time out after 15 s or be destroyed pending."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # the kernel completes the handshake; nobody ever reads
+        base = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        window = make_window(AppSettings(endpoint=EndpointSettings(preset="custom", base_url=base)))
+        window.endpoint.test_button.click()
+        await wait_until(lambda: tasks.pending() > 0, 10, "the Test connection task started")
+        await asyncio.sleep(0.3)  # it is now waiting for the response
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        window.close()
+        await wait_signal(window.closed, 30, "the window closed")
+        assert loop.time() - t0 < 3.0
+        assert tasks.pending() == 0
