@@ -366,7 +366,10 @@ class Timeline(QWidget):
                 )
                 backoff_labels.append((b.start - o, lane, b.label))
                 attempt_send = b_end
-            wait_start = (f.t_attempt_send - o) if f.t_attempt_send is not None else send
+            # the answered (or current) attempt's wait; none while a back-off runs
+            wait_start = max(
+                (f.t_attempt_send - o) if f.t_attempt_send is not None else send, attempt_send
+            )
             wait_end = (
                 (first - o)
                 if first is not None

@@ -18,13 +18,20 @@ import pytest
 from scripted_server import ScriptedServer
 
 from splitdesk.core.bench_table import format_table
+from splitdesk.core.events import (
+    HeadersReceived,
+    RequestPlanned,
+    RequestRetrying,
+    RequestSent,
+    RunStarted,
+)
 from splitdesk.core.metrics import request_figures
 from splitdesk.core.plans import make_plan
 from splitdesk.core.report import BenchRun, bench_document
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner
 from splitdesk.core.template import CombinedTemplate
-from splitdesk.providers.base import EndpointConfig
+from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.ui.panes import STATE_LABELS, RequestPane
 from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.theme import DARK
@@ -60,9 +67,11 @@ async def run_plan() -> RunState:
         runner = Runner(config, state.apply)
         task = asyncio.ensure_future(runner.run(QUESTIONS, plan))
         await wait_for(
-            lambda: len(state.requests) == 6
-            and all(r.finished for i, r in enumerate(state.requests) if i != STOP)
-            and state.requests[STOP].text_len > 0,
+            lambda: (
+                len(state.requests) == 6
+                and all(r.finished for i, r in enumerate(state.requests) if i != STOP)
+                and state.requests[STOP].text_len > 0
+            ),
             "every request but the endless one to end, and that one to stream",
         )
         runner.cancel()
@@ -103,9 +112,7 @@ async def test_every_place_shows_the_same_figures(qtbot: Any) -> None:
     assert backoff.end - backoff.start >= 0.3 - 0.005  # it obeyed Retry-After
     assert retry.ttft_s is not None and retry.attempt_ttft_s is not None
     assert retry.t_send is not None and retry.t_attempt_send is not None
-    assert retry.ttft_s == pytest.approx(
-        retry.attempt_ttft_s + retry.t_attempt_send - retry.t_send
-    )
+    assert retry.ttft_s == pytest.approx(retry.attempt_ttft_s + retry.t_attempt_send - retry.t_send)
     assert retry.ttft_s - retry.attempt_ttft_s >= 0.3  # the wait is the user's
 
     # -- bench JSON --------------------------------------------------------------------------
@@ -245,3 +252,37 @@ async def test_every_place_shows_the_same_figures(qtbot: Any) -> None:
         details
     )
     assert "1 request(s) failed" in details
+
+
+def test_a_backoff_in_progress_is_drawn_alone(qtbot: Any) -> None:
+    """While a refused request waits out its Retry-After, the timeline shows the refused
+    attempt's wait, then the back-off growing to "now", and no wait bar over it; the pane
+    says it is retrying and when."""
+    state = RunState()
+    state.clock = lambda: 1.0  # "now", in seconds since the run's origin
+    refusal = RequestError(ErrorKind.HTTP, "HTTP 429: slow down", 429, 2.0)
+    for event in (
+        RunStarted(0.0, "parallel", ("q",), {"url": "u", "api": "openai-chat", "model": "m"}, 0),
+        RequestPlanned(0.0, 0, "parallel", (0,), "q"),
+        RequestSent(0.0, 0),
+        HeadersReceived(0.05, 0, 429),
+        RequestRetrying(0.06, 0, 1, 2.0, refusal),
+    ):
+        state.apply(event)  # type: ignore[arg-type]
+    timeline = Timeline(DARK)
+    qtbot.addWidget(timeline)
+    timeline.resize(800, 300)
+    timeline.show()
+    timeline.bind(state, ["q"])
+    timeline.refresh()
+    kinds = sorted((b.kind, round(b.x0, 3), round(b.x1, 3)) for b in timeline.bars)
+    assert kinds == [("backoff", 0.06, 1.0), ("wait", 0.0, 0.06)]
+    assert "Retry-After 2 s" in [lb.toPlainText() for lb in timeline.labels if lb.isVisible()]
+    timeline.finish()
+    pane = RequestPane("Q1", "q", "#3366cc", DARK)
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.bind(state.requests[0])
+    pane.changed(final=True)
+    assert STATE_LABELS["retrying"] in pane.state.text()
+    assert "retrying in 2 s" in pane.error.text()
