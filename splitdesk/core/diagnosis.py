@@ -486,6 +486,13 @@ def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> 
     limited = _rate_limited(traces)
     if limited is not None:
         return result(limited)
+    stopped = sum(1 for t in traces if t.outcome == "stopped")
+    if stopped:
+        return Diagnosis(
+            "unclear",
+            f"no diagnosis: the run was stopped ({_plural(stopped, 'request')} cut short).",
+            {"stopped": stopped},
+        )
     failed = [t for t in traces if t.outcome == "failed"]
     if failed and len(failed) == len(traces):
         cause = failed[0].error.message if failed[0].error else "unknown error"

@@ -246,6 +246,15 @@ def test_running_requests_get_no_diagnosis() -> None:
     assert diagnose_state(state).text.startswith("no diagnosis yet")
 
 
+def test_a_stopped_run_gets_no_diagnosis() -> None:
+    state = build(batching())
+    state.requests[2].outcome = "stopped"
+    d = diagnose_state(state)
+    assert (
+        d.code == "unclear" and d.text == "no diagnosis: the run was stopped (1 request cut short)."
+    )
+
+
 def test_bench_style_phases_on_separate_clocks() -> None:
     # splitdesk bench runs each mode as its own run with its own origin: phases overlap in
     # time numerically but must not count as concurrent
