@@ -158,3 +158,30 @@ async def test_a_queued_pane_names_its_wait_and_keeps_counting(make_window: Any)
     await wait_until(lambda: bool(queued()) and max(queued()) >= first + 0.4, 10)
     await wait_signal(window.runFinished, 60)
     assert not queued()  # over: the panes say done
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(1024, 768), (1400, 900)])
+async def test_refused_panes_show_their_whole_error_at_the_top(
+    make_window: Any, size: tuple[int, int]
+) -> None:
+    window = make_window(AppSettings(endpoint=EndpointSettings(profile="rate-limited", speed=4.0)))
+    window.resize(*size)
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 60)
+    assert "refused (HTTP 429)" in window.summary.headline.text()
+    assert not window.summary.banner.isVisible()  # not every request failed: no banner
+    failed = [window.panes[t.req] for t in state.requests if t.outcome == "failed"]
+    assert failed
+    for pane in failed:
+        window.grid.ensureWidgetVisible(pane)
+        await wait_until(lambda p=pane: not p.visibleRegion().isEmpty(), 5)
+        error = pane.error
+        assert error.isVisible() and "HTTP 429" in error.text()
+        assert error.wordWrap()
+        # wrapped, whole, inside its pane and right under the header (above the text)
+        assert error.height() >= error.heightForWidth(error.width()), error.text()
+        top_left = error.mapTo(pane, error.rect().topLeft())
+        assert pane.rect().contains(top_left)
+        assert top_left.y() + error.height() <= pane.height()
+        assert top_left.y() < pane.text.mapTo(pane, pane.text.rect().topLeft()).y()
