@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from splitdesk.core.labels import question_label
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.recording import Recording, RunRecord, plan_of, schedule
 from splitdesk.core.run_state import RunState
@@ -325,8 +324,6 @@ class ReplayDriver(QObject):
         rec, player = self.recording, self.player
         assert rec is not None and player is not None
         w._run_planned(plan_of(player.run), rec.question_texts)
-        if hasattr(w, "_labels"):  # the recorded questions' labels (pane headers, lanes)
-            w._labels = [question_label(q.text, q.title) for q in rec.questions]
         w._run_started(state)
         predictions = predictions_of(player.run)
         if predictions is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from splitdesk.core.labels import question_label
 from splitdesk.core.recording import Recording, rebuild_state
 from splitdesk.ui.theme import Theme, ui_font
 from splitdesk.ui.timeline import Timeline
@@ -61,7 +62,8 @@ class CompareDialog(QDialog):
             title.setFont(ui_font(scale, 0))
             title.setWordWrap(True)
             timeline = Timeline(theme, scale)
-            timeline.bind(state, recording.question_texts)
+            labels = [question_label(q.text, q.title) for q in recording.questions]
+            timeline.bind(state, recording.question_texts, labels)
             timeline.finish()
             lay.addWidget(title)
             lay.addWidget(timeline, 1)
@@ -73,6 +75,6 @@ class CompareDialog(QDialog):
         end = max(
             max((e.t for e in rec.runs[run].events), default=0.0) for rec, run in (first, second)
         )
-        upper.plot.setXRange(0, end * 1.04, padding=0)
+        upper.plot.setXRange(0, end * 1.12, padding=0)  # room for the end labels
         outer = QVBoxLayout(self)
         outer.addWidget(split)
