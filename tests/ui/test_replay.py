@@ -310,3 +310,35 @@ async def test_a_bench_recording_offers_each_of_its_runs(make_window: Any, tmp_p
     assert bar.banner.text().endswith("· parallel · repeat 2")
     assert ui.show_recording(recording)
     assert not bar.runs_action.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_a_run_in_phases_replays_the_same(make_window: Any) -> None:
+    """One after another with the sequential baseline: three phases, each from its own
+    t = 0 on the timeline, the SEQ pane summing the baseline."""
+    from splitdesk.core.questions import Question, QuestionSet
+
+    questions = QuestionSet(
+        title="two", questions=[Question(text="What is 2+2?"), Question(text="Name a colour.")]
+    )
+    window = make_window(
+        AppSettings(
+            endpoint=EndpointSettings(speed=4.0),
+            mode="one-after-another",
+            with_sequential=True,
+            question_set=questions,
+        )
+    )
+    ui = window.recordings
+    window.run_button.click()
+    (live_state,) = await wait_signal(window.runFinished, 60)
+    await settled(window)
+    live = snapshot(window)
+    assert [r.group for r in live_state.requests].count("sequential") == 2
+    recording = ui.current_recording()
+    assert recording is not None and recording.settings.with_sequential
+    assert ui.show_recording(recording, speed=4)
+    (replayed,) = await wait_signal(window.runFinished, 60)
+    await settled(window)
+    assert figures_of(replayed) == figures_of(live_state)
+    assert snapshot(window) == live
