@@ -74,6 +74,7 @@ class SummaryStrip(QFrame):
         self.banner.setObjectName("banner")
         self.banner.setFont(ui_font(scale, 1.5, bold=True))
         self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.PlainText)  # an error's text is not markup
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.setStyleSheet(
             f"QLabel#banner {{ color: {theme.error}; border: 2px solid {theme.error};"
@@ -202,6 +203,12 @@ class SummaryStrip(QFrame):
                 )
             else:
                 line += " · " + verdict(summary.speedup, t, shared)
+                if diagnosis is not None and diagnosis.one_at_a_time and summary.speedup >= 1.1:
+                    # faster, but the server ran one request at a time: say where it came from
+                    line += (
+                        f" <span style='color:{t.muted}'>— from the prompt's shape, "
+                        "not concurrency</span>"
+                    )
                 pc, pp = self._predicted("combined"), self._predicted("parallel")
                 if pc and pp:
                     line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
@@ -241,9 +248,9 @@ class SummaryStrip(QFrame):
                 f"<b>{dec.concurrency_factor:.2f}×</b> from concurrency (sequential → parallel)"
             )
         if failure is None:  # the banner already says why
-            why = f"<b>Why:</b> {escape(d.text)}"
+            why = f"<b>Why:</b> {escape(d.text, quote=False)}"
             for note in d.notes:
-                why += f"<br>Also: {escape(note.text)}"
+                why += f"<br>Also: {escape(note.text, quote=False)}"
             lines.append(why)
         if shared and d.one_at_a_time:
             lines.append(

@@ -7,6 +7,7 @@ from typing import Any
 
 from core.test_diagnosis import Req, batching, build
 
+from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.theme import DARK
 from splitdesk.ui.timeline import Timeline
 
@@ -53,3 +54,19 @@ def test_a_reply_without_markers_says_so_in_its_lane(qtbot: Any) -> None:
     assert "no answer markers found" in shown
     t = timeline_of(build(batching()), qtbot)
     assert "no answer markers found" not in [lb.toPlainText() for lb in t.labels if lb.isVisible()]
+
+
+def test_a_speed_up_without_concurrency_says_where_it_came_from(qtbot: Any) -> None:
+    # one slot, one after another: the combined reply is longer (1.8x), parallel ones queue
+    reqs = [Req("combined", 0.0, first=0.01, tokens=900)] + [
+        Req("parallel", 20.0, first=20.01 + 2.0 * i, tokens=100, phase=1) for i in range(5)
+    ]
+    strip = SummaryStrip(DARK)
+    qtbot.addWidget(strip)
+    state = build(reqs)
+    strip.bind(state)
+    strip.refresh()
+    head = strip.headline.text()
+    assert "parallel 1.8× faster than combined" in head
+    assert "from the prompt's shape, not concurrency" in head
+    assert "the 1.8× speed-up came from the prompt's shape" in strip.explain.text()
