@@ -187,6 +187,8 @@ class ChatDecoder(StreamDecoder):
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
+        if event == "error":  # an SSE event named error, whatever its data holds
+            return in_band_error(obj, t_ns)
         out = self.choices.read(obj, "delta", "content", t_ns)
         self.complete = self.choices.finished
         return out

@@ -19,7 +19,7 @@ from splitdesk.providers.base import (
     Provider,
     StreamDecoder,
 )
-from splitdesk.providers.openai_chat import DONE_SIGNAL, ChoiceReader
+from splitdesk.providers.openai_chat import DONE_SIGNAL, ChoiceReader, in_band_error
 
 
 class CompletionsDecoder(StreamDecoder):
@@ -42,6 +42,8 @@ class CompletionsDecoder(StreamDecoder):
         obj = json.loads(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
+        if event == "error":  # an SSE event named error, whatever its data holds
+            return in_band_error(obj, t_ns)
         out = self.choices.read(obj, "", "text", t_ns)
         self.complete = self.choices.finished
         return out

@@ -204,3 +204,11 @@ def test_missing_tail_cases() -> None:
     assert missing_tail("xxabc", "abc") == ""
     assert missing_tail("xxab", "abc") == "c"
     assert missing_tail("abab", "ababc") == "c"
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "openai-completions", "azure-openai"])
+def test_an_sse_event_named_error_is_an_error(api: str) -> None:
+    data = json.dumps({"message": "model overloaded", "code": 503})
+    (error,) = get_provider(api).decoder().on_event(data, "error", 1)
+    assert isinstance(error, ErrorDelta) and error.error.kind == ErrorKind.SERVER
+    assert "model overloaded" in error.error.message
