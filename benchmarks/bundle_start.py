@@ -34,19 +34,31 @@ TITLE = "splitdesk — one combined request vs N parallel requests"
 
 
 def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
-    """A private Xvfb; returns it and its DISPLAY."""
-    read, write = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
-        pass_fds=(write,),
-        stderr=subprocess.DEVNULL,
+    """A private Xvfb on the first free display from :73 up; returns it and its DISPLAY
+    (other people's ``xvfb-run -a`` take the low numbers)."""
+    for number in range(73, 200):
+        if Path(f"/tmp/.X{number}-lock").exists() or Path(f"/tmp/.X11-unix/X{number}").exists():
+            continue
+        display = f":{number}"
+        xvfb = subprocess.Popen(
+            ["Xvfb", display, "-screen", "0", "1600x1000x24", "-nolisten", "tcp", "-noreset"],
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and xvfb.poll() is None:
+            probe = ["xwininfo", "-display", display, "-root"]
+            if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+                return xvfb, display
+            time.sleep(0.05)
+        xvfb.kill()
+        xvfb.wait(10)
+    raise SystemExit(
+        "Xvfb did not start on any display :73-:199 (is it installed? apt install xvfb)"
     )
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        number = pipe.readline().strip()
-    if not number:
-        raise SystemExit("Xvfb did not start (is it installed? apt install xvfb)")
-    return xvfb, f":{number}"
+
+
+def xvfb_gone(display: str) -> bool:
+    return not Path(f"/tmp/.X11-unix/X{display[1:]}").exists()
 
 
 def mapped(display: str) -> bool:
@@ -83,6 +95,8 @@ def launch(program: Path, display: str, timeout: float = 60.0) -> tuple[float, f
         )
         try:
             while not mapped(display):
+                if xvfb_gone(display):
+                    raise SystemExit(f"the X server {display} went away")
                 if proc.poll() is not None:
                     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
                     raise SystemExit(

@@ -25,8 +25,9 @@ packages=(
 )
 if [[ -n "$extra" ]]; then
     # tests/packaging and the desktop-entry tests: PyInstaller's binutils, the freedesktop
-    # validators (desktop-file-validate, appstreamcli)
-    packages+=(binutils desktop-file-utils appstream)
+    # validators (desktop-file-validate, appstreamcli), and the libraries Qt's wayland
+    # plugin loads (the bundle test checks every plugin's libraries resolve)
+    packages+=(binutils desktop-file-utils appstream libwayland-cursor0 libwayland-egl1)
 fi
 missing=()
 for pkg in "${packages[@]}"; do

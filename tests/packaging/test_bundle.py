@@ -78,6 +78,24 @@ def test_bundle_holds_the_resources_and_qt_plugins_it_needs(bundle: Path) -> Non
     assert not list(internal.glob("libgtk-3.so*")) and not list(internal.glob("libcairo.so*"))
 
 
+def test_every_qt_library_and_plugin_finds_its_libraries(bundle: Path) -> None:
+    """ldd over the bundle's Qt libraries and platform plugins, with the bundle's folders
+    first on the library path as at run time: nothing may be "not found" (a platform plugin
+    that cannot load its libraries is skipped, or aborts the app)."""
+    internal = bundle.parent / "_internal"
+    qt = internal / "PySide6" / "Qt"
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{internal}:{qt / 'lib'}")
+    missing = []
+    for lib in [*qt.glob("lib/*.so*"), *qt.glob("plugins/platforms/*.so")]:
+        out = subprocess.run(
+            ["ldd", str(lib)], capture_output=True, text=True, env=env, timeout=60
+        ).stdout
+        missing += [
+            f"{lib.name}: {line.strip()}" for line in out.splitlines() if "not found" in line
+        ]
+    assert not missing, "\n".join(missing)
+
+
 def test_version(bundle: Path, tmp_path: Path) -> None:
     import splitdesk
 
@@ -122,3 +140,12 @@ def test_window_run_saves_a_valid_screenshot(bundle: Path, tmp_path: Path) -> No
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     image = QImage(str(shot))
     assert not image.isNull() and image.width() >= 640 and image.height() >= 400
+
+
+def test_desktop_entry_points_at_the_bundle_binary(bundle: Path, tmp_path: Path) -> None:
+    proc = run(bundle, tmp_path, "--install-desktop-entry")
+    assert proc.returncode == 0, proc.stderr
+    entry = (tmp_path / "data" / "applications" / "splitdesk.desktop").read_text("utf-8")
+    assert f"Exec={bundle.resolve()}\n" in entry
+    icon = tmp_path / "data" / "icons" / "hicolor" / "512x512" / "apps" / "splitdesk.png"
+    assert icon.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
