@@ -31,6 +31,7 @@ class PaneGrid(QScrollArea):
         self.min_width = self.base_min_width
         self.min_height = int(125 * scale)
         self.compact = False
+        self.tight = False
         #: "+11 more ↓" while panes are scrolled out of sight (placed by the window).
         self.more_label = QLabel("")
         self.more_label.setObjectName("more")
@@ -61,7 +62,7 @@ class PaneGrid(QScrollArea):
         self.panes = []
         self.focused = None
         self._columns = 0
-        self.compact = False
+        self.compact = self.tight = False
         self.more_label.hide()
         self._placeholder.show()
         self._grid.addWidget(self._placeholder, 0, 0)
@@ -120,19 +121,35 @@ class PaneGrid(QScrollArea):
         if not visible:
             return
         spacing = self._grid.spacing()
-        self.min_width = max([self.base_min_width] + [p.header_min_width() for p in visible])
         width, height = self.viewport().width(), self.viewport().height()
-        # normal panes while they fit at their minimum height, else compact ones
-        self.min_height = int(125 * self._scale)
-        cols = self.columns_for(width, height, len(visible))
-        rows = math.ceil(len(visible) / cols)
-        compact = self.focused is None and rows * (self.min_height + spacing) - spacing > height
-        if compact:
-            self.min_height = max(p.compact_height() for p in visible)
+
+        def shown_at(min_width: int, min_height: int) -> int:
+            """How many panes are wholly in sight with these minimum sizes."""
+            self.min_width, self.min_height = min_width, min_height
             cols = self.columns_for(width, height, len(visible))
+            rows = max(1, (height + spacing) // (min_height + spacing))
+            return min(len(visible), cols * rows)
+
+        # normal panes while they all fit; else the way that shows the most panes at
+        # once: compact (header, state row, two lines) or tight (state and figures in the
+        # header row, one line)
+        header = max([self.base_min_width] + [p.header_min_width() for p in visible])
+        modes = [(False, False, header, int(125 * self._scale))]
+        if self.focused is None:
+            modes.append((True, False, header, max(p.compact_height() for p in visible)))
+            tight_width = max([self.base_min_width] + [p.tight_min_width() for p in visible])
+            modes.append((True, True, tight_width, max(p.tight_height() for p in visible)))
+        best = modes[0]
+        if shown_at(best[2], best[3]) < len(visible):  # a tie: compact, tight, normal
+            order = modes[1:] + modes[:1]
+            best = max(order, key=lambda m: (shown_at(m[2], m[3]), -order.index(m)))
+        compact, tight, self.min_width, self.min_height = best
+        cols = self.columns_for(width, height, len(visible))
         for p in self.panes:
-            p.set_compact(compact)
-        self.compact = compact
+            p.set_compact(compact, tight)
+        self.compact, self.tight = compact, tight
+        for p in visible:
+            p.setMinimumHeight(self.min_height)
         if cols == self._columns:
             self._update_more()
             return
@@ -151,8 +168,6 @@ class PaneGrid(QScrollArea):
             self._grid.setColumnStretch(c, 1)
         for r in range(rows):
             self._grid.setRowStretch(r, 1)
-        for p in visible:
-            p.setMinimumHeight(self.min_height)
         QTimer.singleShot(0, self._update_more)  # once the new layout has its geometry
 
     def hidden_panes(self) -> list[RequestPane]:

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QIcon,
     QKeySequence,
+    QResizeEvent,
     QShortcut,
     QShowEvent,
 )
@@ -270,7 +271,7 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.stop_button)
         bar.addSeparator()
         bar.addWidget(self.mode)  # its items say what they are: no "Mode" caption
-        bar.addWidget(self.sequential)
+        self._sequential_action = bar.addWidget(self.sequential)
         bar.addSeparator()
         bar.addWidget(self.endpoint_button)
         spacer = QWidget()
@@ -288,11 +289,14 @@ class MainWindow(QMainWindow):
         theme_action.setToolTip("Takes effect at the next start")
         theme_action.triggered.connect(self._toggle_theme)
         bar.addAction(theme_action)
+        self._toolbar = bar
 
     # -- inputs ---------------------------------------------------------------------------------
     def _inputs_changed(self) -> None:
-        self.endpoint_button.setText(self.endpoint.summary() + "  ▾")
-        self.sequential.setEnabled(self.mode.currentData() == "one-after-another")
+        one_after = self.mode.currentData() == "one-after-another"
+        self.sequential.setEnabled(one_after)
+        self._sequential_action.setVisible(one_after)  # only that mode has the baseline
+        self._fit_endpoint_button()
         problem = self.questions.problem()
         self.problem_label.setText(problem or "")
         self.run_button.setEnabled(problem is None and not self.controller.busy)
@@ -306,6 +310,37 @@ class MainWindow(QMainWindow):
             }
         )
         self._persist.request()
+
+    def _fit_endpoint_button(self) -> None:
+        """The endpoint button's longest wording that fits beside the other toolbar
+        buttons ("Built-in · batching · 1×", "batching · 1×", "batching"), never pushed
+        into the toolbar's overflow menu; the full wording on hover."""
+        full = self.endpoint.summary()
+        parts = full.split(" · ")
+        variants = [full, " · ".join(parts[1:]), parts[1] if len(parts) > 1 else full]
+        bar = self._toolbar
+        taken = sum(
+            w.sizeHint().width() + 6
+            for w in bar.findChildren(QWidget)
+            if w.parentWidget() is bar
+            and w.isVisibleTo(bar)
+            and w is not self.endpoint_button
+            and not isinstance(w, QToolBar)
+        )
+        room = bar.contentsRect().width() - taken - 40  # separators, handle, overflow arrow
+        chosen = variants[-1]
+        for text in variants:
+            self.endpoint_button.setText(text + "  ▾")
+            if self.endpoint_button.sizeHint().width() <= room:
+                chosen = text
+                break
+        self.endpoint_button.setText(chosen + "  ▾")
+        self.endpoint_button.setToolTip(f"Choose the endpoint ({full})")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Re-fit the toolbar's endpoint wording to the new width."""
+        super().resizeEvent(event)
+        self._fit_endpoint_button()
 
     # -- sidebar --------------------------------------------------------------------------------
     def set_sidebar_shown(self, shown: bool, remember: bool = True) -> None:

@@ -65,6 +65,8 @@ class TextStream(QPlainTextEdit):
         self.setUndoRedoEnabled(False)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        #: Scrolled to the end, show the last line with text (compact panes).
+        self.last_text_line = False
 
     def append_text(self, text: str, fmt: QTextCharFormat | None = None) -> None:
         """Insert ``text`` at the end (one edit, however long)."""
@@ -79,7 +81,16 @@ class TextStream(QPlainTextEdit):
         else:
             cursor.insertText(text, QTextCharFormat())
         if follow:
-            bar.setValue(bar.maximum())
+            self.scroll_to_end()
+
+    def scroll_to_end(self) -> None:
+        """Show the end; with :attr:`last_text_line` (a compact pane's one or two lines), the
+        last line that has text rather than the empty line after a final newline."""
+        bar = self.verticalScrollBar()
+        end = bar.maximum()
+        if self.last_text_line and end > 0 and not self.document().lastBlock().text():
+            end -= 1
+        bar.setValue(end)
 
     def format_range(self, start: int, end: int, fmt: QTextCharFormat) -> None:
         """Merge ``fmt`` into characters ``start``–``end`` (document positions)."""
@@ -218,6 +229,7 @@ class RequestPane(QFrame):
         self.trace: RequestTrace | None = None
         #: Many panes: header and the last lines only (:meth:`set_compact`).
         self.compact = False
+        self.tight = False
         self._parts = 0
         self._reasoning_parts = 0
         self._header = ""
@@ -236,7 +248,7 @@ class RequestPane(QFrame):
         self.focus_button.setAutoRaise(True)
         self.focus_button.setObjectName("paneFocus")
         self.focus_button.clicked.connect(self.focusToggled)
-        head = QHBoxLayout()
+        head = self._head = QHBoxLayout()
         head.setSpacing(8)
         head.addWidget(self.badge)
         head.addWidget(self.title, 1)
@@ -248,7 +260,7 @@ class RequestPane(QFrame):
         self.stats.setObjectName("paneStats")
         self.stats.drop_when_narrow = True
         self.stats.setFont(ui_font(scale, -0.5))
-        stats_row = QHBoxLayout()
+        stats_row = self._stats_row = QHBoxLayout()
         stats_row.setSpacing(10)
         stats_row.addWidget(self.state)
         stats_row.addWidget(self.stats, 1)
@@ -297,6 +309,7 @@ class RequestPane(QFrame):
         lay.addWidget(self.reasoning)
         lay.addWidget(self.error)  # under the header: a failure reads first, top-aligned
         lay.addWidget(self.text, 1)
+        lay.addStretch(0)  # a compact pane taller than its lines: the space goes below them
         self._update_header()
 
     # -- layout ---------------------------------------------------------------------------------
@@ -315,25 +328,72 @@ class RequestPane(QFrame):
             + 4
         )
 
-    def set_compact(self, compact: bool) -> None:
+    def set_compact(self, compact: bool, tight: bool = False) -> None:
         """Compact (many panes): header, state and figures, and the last two lines of the
-        answer, which follows the end; reasoning stays behind its toggle."""
-        if compact == self.compact:
+        answer, which follows the end; reasoning stays behind its toggle. ``tight`` (still
+        more panes than room): state and figures move into the header row, after the
+        whole label, and one last line shows."""
+        tight = tight and compact
+        if compact == self.compact and tight == self.tight:
             return
         self.compact = compact
+        if tight != self.tight:
+            self.tight = tight
+            for w in (self.state, self.stats):  # a widget lives in one layout at a time
+                self._head.removeWidget(w)
+                self._stats_row.removeWidget(w)
+            if tight:  # badge, label, state, figures (dropped first), expand
+                self._head.insertWidget(2, self.state)
+                self._head.insertWidget(3, self.stats, 1)
+                self._head.setStretchFactor(self.title, 0)
+                label = self.title.fontMetrics().horizontalAdvance(self.title.full_text())
+                self.title.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+                self.title.setFixedWidth(label + 2)  # the label whole; figures give way
+            else:
+                self._stats_row.addWidget(self.state)
+                self._stats_row.addWidget(self.stats, 1)
+                self._head.setStretchFactor(self.title, 1)
+                self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+                self.title.setMinimumWidth(30)
+                self.title.setMaximumWidth(16777215)
         policy = (
             Qt.ScrollBarPolicy.ScrollBarAlwaysOff
             if compact
             else Qt.ScrollBarPolicy.ScrollBarAsNeeded
         )
         self.text.setVerticalScrollBarPolicy(policy)
-        lines = self.text.fontMetrics().lineSpacing() * 2 + 2 * self.text.frameWidth() + 8
+        lines = self._lines_height(1 if tight else 2)
         self.text.setMaximumHeight(lines if compact else 16777215)
         self.text.setMinimumHeight(lines if compact else 0)
         if compact:
             self.reasoning.hide()
-        bar = self.text.verticalScrollBar()
-        bar.setValue(bar.maximum())
+        self.text.last_text_line = compact
+        self.text.scroll_to_end()
+
+    def _lines_height(self, n: int) -> int:
+        return self.text.fontMetrics().lineSpacing() * n + 2 * self.text.frameWidth() + 8
+
+    def tight_height(self) -> int:
+        """Height of a tight pane: one header row (state and figures in it) and one line."""
+        return (
+            self.compact_height()
+            - self._stats_height()
+            - self._box.spacing()
+            - (self._lines_height(2) - self._lines_height(1))
+        )
+
+    def _stats_height(self) -> int:
+        return max(self.state.sizeHint().height(), self.stats.sizeHint().height())
+
+    def tight_min_width(self) -> int:
+        """Pixels a tight header row needs: the whole label and the state beside it."""
+        spacing = self._head.spacing()
+        return (
+            self.header_min_width()
+            + self.state.sizeHint().width()
+            + self.stats.minimumWidth()
+            + 2 * spacing
+        )
 
     def compact_height(self) -> int:
         """Height of a compact pane: header, state row and two lines of text."""

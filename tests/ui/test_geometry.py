@@ -223,7 +223,10 @@ def check_pane_header(pane: RequestPane, label: str | None) -> None:
         ("badge", rect_in(pane.badge, pane)),
         ("title", rect_in(title, pane)),
         ("expand", rect_in(pane.focus_button, pane)),
+        ("state", rect_in(pane.state, pane)),  # in the header row when the pane is tight
     ]
+    if stats.text():
+        parts.append(("figures", rect_in(stats, pane)))
     assert_disjoint(parts, f"header of {label or 'combined'}")
     for name, r in parts:
         assert pane.rect().contains(r), f"{name} sticks out of its pane"
@@ -280,6 +283,7 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
     grid = window.grid
     assert len(grid.panes) == n
     inner = grid.widget()
+    assert inner.width() <= grid.viewport().width(), "panes wider than the grid: cut at its edge"
     assert_disjoint([(p.badge.text(), rect_in(p, inner)) for p in grid.panes], "panes")
     hidden = grid.hidden_panes()
     for q, pane in enumerate(grid.panes):
@@ -287,7 +291,7 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
             check_pane_header(pane, labels[q])
             assert pane.text.toPlainText(), f"Q{q + 1} shows no text"
     if hidden:  # reachable in a way the screen shows
-        assert grid.verticalScrollBar().isVisible()
+        assert grid.verticalScrollBar().isVisible(), f"{len(hidden)} panes out of sight, no bar"
         assert grid.more_label.isVisible()
         assert grid.more_label.text().startswith(f"+{len(hidden)} more")
         text_fits(grid.more_label)
