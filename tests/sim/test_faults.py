@@ -9,6 +9,8 @@ import asyncio
 import json
 import re
 import socket
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -349,3 +351,33 @@ async def test_rules_set_while_running_are_applied_and_listed(sim: str) -> None:
         tagged = {**body, "messages": [{"role": "user", "content": "[x] why?"}]}
         # no-end changes a stream only: a whole (non-streamed) reply is unaffected
         assert (await client.post("/v1/chat/completions", json=tagged)).status_code == 200
+
+
+def test_sim_command_injects_its_fault_rules() -> None:
+    """``splitdesk sim --fault …`` as a user starts it: the rules apply from the first
+    request, and the server says on stderr what it injects."""
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "splitdesk", "sim", "--port", "0", "--watch-stdin"),
+            *("--fault", "status:503@1", "--fault-seed", "3"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    try:
+        line = proc.stdout.readline()  # blocks until the server listens (or exits)
+        assert line.startswith("listening on "), proc.stderr.read()
+        root = line.split()[-1]
+        response = httpx.post(f"{root}/v1/chat/completions", json=CHAT, timeout=10)
+        assert response.status_code == 503 and response.headers["retry-after"] == "1"
+        assert httpx.get(f"{root}/_splitdesk/faults").json()["faults"] == ["status:503"]
+    finally:
+        proc.stdin.close()  # the server exits when its stdin closes
+        proc.wait(10)
+        err = proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert "injecting faults: status:503 (seed 3)" in err
