@@ -21,7 +21,6 @@ from typing import Any
 
 from splitdesk.sim.faults import CATALOGUE, HEADER, FaultKind, FaultSchedule, Rule, parse_rule
 from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES, SimParams
-from splitdesk.sim.server import serve
 
 
 def _port(text: str) -> int:
@@ -207,6 +206,9 @@ def run(args: argparse.Namespace) -> int:
         rules = ", ".join(r.label for r in schedule.rules)
         print(f"injecting faults: {rules} (seed {schedule.seed})", file=sys.stderr, flush=True)
     _exit_when_orphaned(args.parent_pid, args.watch_stdin)
+    # Imported here: every `splitdesk` process builds this command's parser, and the
+    # window's process never serves (uvicorn and Starlette cost it ~70 ms of start-up).
+    from splitdesk.sim.server import serve
 
     def ready(url: str) -> None:
         print(f"listening on {url}", flush=True)
