@@ -54,8 +54,9 @@ def test_version_names_the_package_version_python_and_qt() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    first, second, _how = proc.stdout.splitlines()
+    first, second, how = proc.stdout.splitlines()
     assert first == f"splitdesk {version}"
+    assert how == f"Python package in {Path(splitdesk.__file__).resolve().parent}"
     from PySide6.QtCore import qVersion
 
     assert f"Qt {qVersion()}" in second and "Python 3." in second

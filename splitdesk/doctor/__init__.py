@@ -54,7 +54,8 @@ def version_text() -> str:
     from PySide6 import __version__ as pyside_version
     from PySide6.QtCore import qVersion
 
-    how = "frozen bundle" if is_frozen() else f"Python package in {Path(__file__).parent}"
+    package = Path(__file__).resolve().parent.parent  # splitdesk/, not splitdesk/doctor/
+    how = "frozen bundle" if is_frozen() else f"Python package in {package}"
     return (
         f"splitdesk {__version__}\n"
         f"Python {platform.python_version()}, PySide6 {pyside_version}, Qt {qVersion()}\n"
