@@ -11,8 +11,12 @@ import difflib
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from splitdesk.core.bench import BenchOptions
 
 
 def _window_size(text: str) -> tuple[int, int]:
@@ -124,6 +128,19 @@ def build_parser() -> argparse.ArgumentParser:
             help="replay a recorded run in the window (no network)",
             description="Replay a recording (.splitdesk.json[.gz]) on its recorded times: the "
             "same panes, timeline and summary as live, with no network and no endpoint.",
+        )
+    )
+    from splitdesk import sweep_cli
+
+    sweep_cli.register(sub)  # splitdesk sweep
+    from splitdesk import export_cli
+
+    export_cli.add_arguments(
+        sub.add_parser(
+            "export",
+            help="write a recording's figures, trace, pictures or animation (no window)",
+            description="Export a recording: figures as CSV or bench JSON, a Perfetto / "
+            "Chrome trace, the timeline as PNG or SVG, the window as PNG, the run as GIF or MP4.",
         )
     )
     from splitdesk import doctor
@@ -239,8 +256,15 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Validate the bench options, run it, return the exit status."""
+def run_bench_command(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    command: str = "bench",
+    run: Callable[[BenchOptions], int] | None = None,
+) -> int:
+    """Validate the bench options, run it, return the exit status. ``command`` names the
+    command in errors; ``run`` runs the validated options instead of the bench (``splitdesk
+    sweep`` shares every bench option this way) and may raise ``BenchError``."""
     from splitdesk.core.bench import BenchError, BenchOptions, run_bench
     from splitdesk.core.questions import (
         DEFAULT_SET,
@@ -252,7 +276,7 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     from splitdesk.providers import PROVIDERS
 
     def fail(message: str) -> int:
-        print(f"splitdesk bench: error: {message}", file=sys.stderr)
+        print(f"splitdesk {command}: error: {message}", file=sys.stderr)
         return 2
 
     if args.api not in PROVIDERS:
@@ -347,7 +371,7 @@ def run_bench_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     try:
         from splitdesk.sim.launcher import start_sim
 
-        return run_bench(opts, launch=start_sim)
+        return run(opts) if run is not None else run_bench(opts, launch=start_sim)
     except BenchError as exc:
         return fail(str(exc))
 
@@ -376,10 +400,18 @@ def main(argv: list[str] | None = None) -> int:
         return sim_cli.run(args)
     if args.command == "bench":
         return run_bench_command(args, parser)
+    if args.command == "sweep":
+        from splitdesk import sweep_cli
+
+        return sweep_cli.run(args, parser)
     if args.command == "replay":
         from splitdesk import replay_cli
 
         return replay_cli.run(args)
+    if args.command == "export":
+        from splitdesk import export_cli
+
+        return export_cli.run(args)
     from splitdesk import doctor
 
     if (status := doctor.dispatch(args)) is not None:

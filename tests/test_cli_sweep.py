@@ -1,0 +1,59 @@
+"""``splitdesk sweep`` end to end: the built-in endpoint in a child process, real loopback
+HTTP, one row per N, the JSON document and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from splitdesk.cli import main
+from splitdesk.core.sweep import sweep_questions
+
+
+def test_sweep_on_batching_matches_the_cost_model_at_every_n(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # speed=2 (not 4): the parallel makespan is then ~1.3 s, long enough that a busy
+    # shared machine's scheduling hiccups stay well inside the 10 % (issue 12, must show)
+    code = main(["sweep", "--max-n", "8", "--sim-param", "speed=2", "--json", "-"])
+    out, table = capsys.readouterr()
+    assert code == 0, table
+    doc = json.loads(out)
+    rows = doc["rows"]
+    assert [r["n"] for r in rows] == list(range(1, 9))
+    assert doc["generated_questions"] == 3  # the default set holds five questions
+    assert len(set(doc["questions"])) == 8
+    for r in rows:
+        assert r["predicted_speedup"] is not None and r["speedup"] is not None
+        assert abs(r["speedup"] - r["predicted_speedup"]) <= 0.10 * r["predicted_speedup"], r
+        assert r["speedup"] == pytest.approx(r["combined_wall_s"] / r["parallel_wall_s"], rel=1e-3)
+        assert not r["failed"]
+    assert rows[-1]["speedup"] > 4.0  # batching: eight requests share the decode steps
+    assert "speed-up" in table and "3 of the 8 questions were generated" in table
+
+
+def test_sweep_questions_take_the_set_first_then_generate_distinct_ones() -> None:
+    qs, generated = sweep_questions(["a?", "b?"], 45)
+    assert qs[:2] == ["a?", "b?"] and generated == 43 and len(set(qs)) == 45
+    assert sweep_questions(["a?", "b?", "c?"], 2) == (["a?", "b?"], 0)
+    with pytest.raises(ValueError, match="max_n"):
+        sweep_questions(["a?"], 0)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--max-n", "0"], "--max-n must be between 1 and 64"),
+        (["--max-n", "3", "--mode", "parallel"], "--mode is not a sweep option"),
+        (["--max-n", "3", "--repeat", "0"], "--repeat must be >= 1"),
+        (["--max-n", "3", "--endpoint", "ftp://x"], "expected 'builtin' or an http(s):// URL"),
+    ],
+)
+def test_bad_sweep_arguments_exit_2_with_one_line(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("splitdesk sweep: error:") and words in err
+    assert len(err.strip().splitlines()) == 1
