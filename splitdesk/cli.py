@@ -133,16 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     from splitdesk import sweep_cli
 
     sweep_cli.register(sub)  # splitdesk sweep
-    from splitdesk import export_cli
-
-    export_cli.add_arguments(
-        sub.add_parser(
-            "export",
-            help="write a recording's figures, trace, pictures or animation (no window)",
-            description="Export a recording: figures as CSV or bench JSON, a Perfetto / "
-            "Chrome trace, the timeline as PNG or SVG, the window as PNG, the run as GIF or MP4.",
-        )
-    )
     from splitdesk import doctor
 
     doctor.register(parser, sub)  # --version, --install-desktop-entry, doctor
@@ -408,10 +398,6 @@ def main(argv: list[str] | None = None) -> int:
         from splitdesk import replay_cli
 
         return replay_cli.run(args)
-    if args.command == "export":
-        from splitdesk import export_cli
-
-        return export_cli.run(args)
     from splitdesk import doctor
 
     if (status := doctor.dispatch(args)) is not None:
