@@ -58,7 +58,7 @@ from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.throttle import Throttle
-from splitdesk.ui.timeline import Timeline
+from splitdesk.ui.timeline import LANE_PITCH, Timeline
 
 log = logging.getLogger(__name__)
 
@@ -485,10 +485,14 @@ class MainWindow(QMainWindow):
         if self._divider_moved:
             return
         h = self.main_split.height()
-        lane_px = QFontMetrics(ui_font(self.scale, 0)).height() * 1.6
-        fixed = self.summary.sizeHint().height() + self.timeline.legend.sizeHint().height()
+        lane_px = QFontMetrics(ui_font(self.scale, 0)).height() * LANE_PITCH
+        width = max(self.timeline.width(), 1)  # wrapped labels: their height at this width
+        summary = self.summary.layout()
+        fixed = self.timeline.legend.heightForWidth(width) + (
+            summary.totalHeightForWidth(width) if summary is not None else 0
+        )
         wanted = fixed + int(lanes * lane_px) + int(60 * self.scale)  # + axis and margins
-        bottom = min(max(wanted, int(h * 0.44)), int(h * 0.6))
+        bottom = min(max(wanted, int(h * 0.4)), int(h * 0.6))
         self._auto_sizing = True
         self.main_split.setSizes([h - bottom, bottom])
         self._auto_sizing = False
