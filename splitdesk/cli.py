@@ -133,6 +133,19 @@ def build_parser() -> argparse.ArgumentParser:
     from splitdesk import sweep_cli
 
     sweep_cli.register(sub)  # splitdesk sweep
+    from splitdesk import scenarios_cli
+
+    scenarios_cli.register(sub)  # splitdesk scenarios
+    from splitdesk import export_cli
+
+    export_cli.add_arguments(
+        sub.add_parser(
+            "export",
+            help="write a recording's figures, trace, pictures or animation (no window)",
+            description="Export a recording: figures as CSV or bench JSON, a Perfetto / "
+            "Chrome trace, the timeline as PNG or SVG, the window as PNG, the run as GIF or MP4.",
+        )
+    )
     from splitdesk import doctor
 
     doctor.register(parser, sub)  # --version, --install-desktop-entry, doctor
@@ -394,10 +407,18 @@ def main(argv: list[str] | None = None) -> int:
         from splitdesk import sweep_cli
 
         return sweep_cli.run(args, parser)
+    if args.command == "scenarios":
+        from splitdesk import scenarios_cli
+
+        return scenarios_cli.run(args)
     if args.command == "replay":
         from splitdesk import replay_cli
 
         return replay_cli.run(args)
+    if args.command == "export":
+        from splitdesk import export_cli
+
+        return export_cli.run(args)
     from splitdesk import doctor
 
     if (status := doctor.dispatch(args)) is not None:
