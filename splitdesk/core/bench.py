@@ -78,7 +78,12 @@ class BenchOptions:
 
 
 def modes_of(mode: str) -> list[str]:
-    """The single-group modes a ``--mode`` value runs, in order."""
+    """The single-group modes a ``--mode`` value runs, in order (``dependent``: the
+    combined request, then the chain of :mod:`splitdesk.core.plans`)."""
+    if mode == "dependent":
+        return ["combined", "chain"]
+    if mode == "one-after-another":
+        return ["combined", "parallel"]
     return ["combined", "parallel", "sequential"] if mode == "all" else [mode]
 
 

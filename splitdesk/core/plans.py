@@ -8,7 +8,12 @@ Modes (DESIGN.md, issue #3):
 * ``side-by-side`` — combined and parallel released together (the demo view);
 * ``one-after-another`` — combined, then parallel (then sequential when asked), each phase
   on an idle server and aligned at its own t=0: the fair measurement;
-* ``all`` — ``one-after-another`` with sequential (``splitdesk bench --mode all``).
+* ``all`` — ``one-after-another`` with sequential (``splitdesk bench --mode all``);
+* ``chain`` — dependent questions sent as the chain you would need without combining: the
+  questions one after another, each request's prompt holding the previous request's answer
+  (:func:`chain_prompt`), so question 2 can use answer 1 (group ``sequential``);
+* ``dependent`` — the combined request, then the chain, each on an idle server and aligned
+  at its own t=0 (the dependent-questions scenario; ``splitdesk bench --mode dependent``).
 """
 
 from __future__ import annotations
@@ -19,7 +24,16 @@ from typing import Literal
 from splitdesk.core.events import Group
 from splitdesk.core.template import CombinedTemplate
 
-Mode = Literal["combined", "parallel", "sequential", "side-by-side", "one-after-another", "all"]
+Mode = Literal[
+    "combined",
+    "parallel",
+    "sequential",
+    "side-by-side",
+    "one-after-another",
+    "all",
+    "chain",
+    "dependent",
+]
 MODES: tuple[Mode, ...] = (
     "combined",
     "parallel",
@@ -27,6 +41,8 @@ MODES: tuple[Mode, ...] = (
     "side-by-side",
     "one-after-another",
     "all",
+    "chain",
+    "dependent",
 )
 
 
@@ -43,11 +59,23 @@ class RequestSpec:
 
 @dataclass(frozen=True)
 class Phase:
-    """Requests released together; when ``sequential``, one after another instead."""
+    """Requests released together; when ``sequential``, one after another instead. A
+    ``chain`` phase is sequential and each request after the first is sent with the previous
+    request's answer in its prompt (:func:`chain_prompt`; the runner fills it in)."""
 
     name: str
     requests: tuple[RequestSpec, ...]
     sequential: bool = False
+    chain: bool = False
+
+
+def chain_prompt(prompt: str, previous_answer: str) -> str:
+    """The prompt a chained request is sent with: the previous request's answer text, then
+    its own ``prompt``. With an empty answer (the previous request failed) the prompt is
+    sent unchanged."""
+    if not previous_answer.strip():
+        return prompt
+    return f"Answer to the previous question:\n{previous_answer.strip()}\n\n{prompt}"
 
 
 @dataclass(frozen=True)
@@ -96,6 +124,13 @@ def make_plan(
         phases = (Phase("combined", (combined,)), Phase("parallel", singles("parallel")))
         if with_sequential or mode == "all":
             phases += (Phase("sequential", singles("sequential"), sequential=True),)
+    elif mode == "chain":
+        phases = (Phase("chain", singles("sequential"), sequential=True, chain=True),)
+    elif mode == "dependent":
+        phases = (
+            Phase("combined", (combined,)),
+            Phase("chain", singles("sequential"), sequential=True, chain=True),
+        )
     else:
         raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     return RunPlan(mode, phases)

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio._backends._asyncio  # noqa: F401 - see below
@@ -44,7 +44,7 @@ from splitdesk.core.events import (
     UsageReported,
 )
 from splitdesk.core.netenv import client_settings
-from splitdesk.core.plans import RequestSpec, RunPlan
+from splitdesk.core.plans import RequestSpec, RunPlan, chain_prompt
 from splitdesk.core.redaction import redact as redact
 from splitdesk.core.sections import SectionParser, SectionStart
 from splitdesk.core.urls import check_url as check_url
@@ -167,6 +167,8 @@ class Runner:
         self._ended: set[int] = set()
         self._models_lock = asyncio.Lock()
         self._models_note: str | None = None
+        #: Answer text received per request index, for chained phases (core/plans.py).
+        self._answers: dict[int, list[str]] = {}
 
     def _s(self, ns: int) -> float:
         return (ns - self._t0) / 1e9
@@ -261,7 +263,11 @@ class Runner:
                     self.emit(PhaseStarted(self.now(), p, phase.name))
                     if phase.sequential:
                         for i in ids:
-                            await self._request(clients[i], i, phase_of[i][1], None)
+                            spec = phase_of[i][1]
+                            if phase.chain and i > ids[0]:  # the previous request's answer
+                                answer = "".join(self._answers.get(i - 1, ()))
+                                spec = replace(spec, prompt=chain_prompt(spec.prompt, answer))
+                            await self._request(clients[i], i, spec, None)
                     else:
                         barrier = asyncio.Event()
                         tasks = [
@@ -490,6 +496,7 @@ class Runner:
                     t = self._s(delta.t_ns)
                     self.emit(TextReceived(t, i, delta.text, delta.reasoning))
                     if not delta.reasoning:
+                        self._answers.setdefault(i, []).append(delta.text)
                         last_text_t = t
                         if parser is not None:
                             self._sections(i, parser.feed(delta.text, t))
