@@ -41,12 +41,13 @@ makespan(parallel) (what running the requests at once bought: batching).
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 from splitdesk.core.metrics import GroupMetrics, group_metrics
 from splitdesk.core.run_state import RequestTrace, RunState
@@ -203,30 +204,34 @@ def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dic
     tokens / its events). Only levels with at least :data:`MIN_GAPS` gaps are returned.
     ``phases``: groups of traces that share one clock and ran on the server together.
     """
-    time_at: dict[int, float] = {}
-    tokens_at: dict[int, float] = {}
-    gaps_at: dict[int, int] = {}
+    time_at = np.zeros(1)
+    tokens_at = np.zeros(1)
+    gaps_at = np.zeros(1, dtype=np.int64)
     for phase in phases:
         done = [t for t in phase if _ok(t) and len(t.event_times) >= 2]
         spans = [_interval(t) for t in done]
-        starts = sorted(s for s, _ in spans)
-        ends = sorted(e for _, e in spans)
+        starts = np.sort(np.array([s for s, _ in spans]))
+        ends = np.sort(np.array([e for _, e in spans]))
         for t in done:
-            per_event = _tokens(t) / len(t.event_times)
-            times = t.event_times
-            for i in range(1, len(times)):
-                a, b = times[i - 1], times[i]
-                if b <= a:
-                    continue
-                mid = (a + b) / 2
-                # streams with start <= mid <= end: O(log S) per gap, not O(S)
-                k = bisect.bisect_right(starts, mid) - bisect.bisect_left(ends, mid)
-                time_at[k] = time_at.get(k, 0.0) + (b - a)
-                tokens_at[k] = tokens_at.get(k, 0.0) + per_event
-                gaps_at[k] = gaps_at.get(k, 0) + 1
+            times = np.asarray(t.event_times, dtype=float)
+            per_event = _tokens(t) / len(times)
+            a, b = times[:-1], times[1:]
+            keep = b > a
+            a, b = a[keep], b[keep]
+            mid = (a + b) / 2
+            # streams with start <= mid <= end, by binary search (numpy: 128k gaps in ms)
+            k = np.searchsorted(starts, mid, "right") - np.searchsorted(ends, mid, "left")
+            size = int(k.max(initial=0)) + 1
+            if size > len(time_at):
+                time_at = np.pad(time_at, (0, size - len(time_at)))
+                tokens_at = np.pad(tokens_at, (0, size - len(tokens_at)))
+                gaps_at = np.pad(gaps_at, (0, size - len(gaps_at)))
+            time_at += np.bincount(k, weights=b - a, minlength=len(time_at))
+            tokens_at += np.bincount(k, minlength=len(time_at)) * per_event
+            gaps_at += np.bincount(k, minlength=len(time_at))
     return {
-        k: tokens_at[k] / time_at[k]
-        for k in sorted(time_at)
+        k: float(tokens_at[k] / time_at[k])
+        for k in range(len(time_at))
         if gaps_at[k] >= MIN_GAPS and time_at[k] > 0
     }
 
