@@ -59,6 +59,7 @@ from splitdesk.sim import faults, textgen
 from splitdesk.sim.costmodel import PlannedRequest, predict
 from splitdesk.sim.emission_log import EmissionLog, RequestRecord
 from splitdesk.sim.faults import Fault, FaultSchedule
+from splitdesk.sim.metrics import metrics_registry, render
 from splitdesk.sim.params import SimParams
 from splitdesk.sim.prompts import read_prompt
 from splitdesk.sim.scheduler import LiveSequence, Scheduler
@@ -545,6 +546,17 @@ class SimServer:
         return JSONResponse({"predictions": out})
 
 
+def metrics_route(scheduler: Scheduler) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /metrics``: Prometheus text from the scheduler (:mod:`splitdesk.sim.metrics`)."""
+    registry = metrics_registry(scheduler)
+
+    async def handler(request: Request) -> Response:
+        body, content_type = render(registry)
+        return Response(body, media_type=content_type)
+
+    return handler
+
+
 def create_app(
     params: SimParams, profile: str = "custom", fault_schedule: FaultSchedule | None = None
 ) -> Starlette:
@@ -606,6 +618,7 @@ def create_app(
         Route("/_splitdesk/info", sim.info, methods=["GET"]),
         Route("/_splitdesk/faults", sim.fault_rules, methods=["GET", "POST"]),
         Route("/_splitdesk/predict", sim.predict, methods=["POST"]),
+        Route("/metrics", metrics_route(sim.scheduler), methods=["GET"]),
     ]
     app = Starlette(
         routes=routes,
