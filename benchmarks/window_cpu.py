@@ -1,0 +1,245 @@
+"""The window's cost per token, and what it takes from a CPU-bound server beside it.
+
+Runs the real window offscreen (``QT_QPA_PLATFORM=offscreen``) with the real controller,
+engine process and built-in endpoint, and reports for N = 5, 16 and 64 questions:
+
+* CPU seconds of each process — window, engine, built-in endpoint — per 1,000 token
+  events shown (read from ``/proc/<pid>/stat``: user + system time over the run), and each
+  process's share of one core during the run;
+* the effect on a CPU-bound local "server": ``os.cpu_count()`` plain CPU-burning loop
+  processes (their summed iterations/s is the server's "throughput") measured while idle,
+  while the same run streams through the engine with no window (as ``splitdesk bench``
+  does), and while it streams through the window. The figure is throughput during the
+  window's run ÷ throughput during the headless run (goal: within 5 %).
+
+N = 5 is the default run (side by side: one combined request and 5 parallel ones, the
+built-in endpoint at speed 1); N = 16 and 64 are parallel runs at speed 3 (~80 tok/s a
+stream at 64), answers capped at ``--tokens``.
+
+Recordings auto-saved by the window go to a temporary ``SPLITDESK_DATA_DIR``, never the
+user's folder. The cores are shared: quote figures from one run, and repeat.
+
+    .venv/bin/python benchmarks/window_cpu.py [--sizes 5,16,64] [--tokens 300] [--no-burn]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync
+from PySide6.QtWidgets import QApplication
+from ui_common import wait_for
+
+from common import cpu_seconds
+from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.plans import Mode
+from splitdesk.core.questions import Question, QuestionSet
+from splitdesk.core.run_state import RunState
+from splitdesk.core.settings import AppSettings
+from splitdesk.core.template import CombinedTemplate
+from splitdesk.ui.controller import RunController, RunRequest
+from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.main_window import MainWindow
+from splitdesk.ui.theme import DARK, apply_theme
+
+#: A CPU-bound "server": counts loop iterations, writes the total to its file every 50 ms.
+BURNER = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+n = 0
+next_write = time.monotonic() + 0.05
+while True:
+    for _ in range(20000):
+        n += 1
+    if time.monotonic() >= next_write:
+        os.pwrite(fd, n.to_bytes(8, "little"), 0)
+        next_write += 0.05
+"""
+
+
+@dataclass
+class Burners:
+    """``count`` CPU-burning loop processes; :meth:`total` is their summed iterations."""
+
+    procs: list[subprocess.Popen[bytes]]
+    files: list[Path]
+
+    @classmethod
+    def start(cls, count: int, folder: Path) -> Burners:
+        files = [folder / f"burn{i}" for i in range(count)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", BURNER, str(f)], stdin=subprocess.DEVNULL)
+            for f in files
+        ]
+        return cls(procs, files)
+
+    def total(self) -> int:
+        out = 0
+        for f in self.files:
+            with contextlib.suppress(OSError):  # not written yet
+                out += int.from_bytes(f.read_bytes()[:8], "little")
+        return out
+
+    def stop(self) -> None:
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+
+
+@dataclass
+class Measured:
+    """One run: token events shown, wall seconds, CPU seconds per process, burner rate."""
+
+    events: int
+    duration: float
+    cpu: dict[str, float]
+    burn_rate: float | None
+
+
+def token_events(state: RunState) -> int:
+    """Token events that carried visible text, all requests of the run."""
+    return sum(len(r.event_times) for r in state.requests)
+
+
+async def measured_run(
+    controller: RunController,
+    request: RunRequest,
+    window_pid: int | None,
+    burners: Burners | None,
+) -> Measured:
+    """Start ``request`` on ``controller`` and wait for its end, reading CPU and burner
+    counters at its start and end."""
+    sim = controller.sim
+    assert sim is not None
+    await controller.start_engine()
+    pids: dict[str, int | str] = {"engine": controller.engine.pid or 0, "endpoint": sim.pid}
+    if window_pid is not None:
+        pids = {"window": "self", **pids}
+    cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    b0 = burners.total() if burners else 0
+    t0 = time.perf_counter()
+    state = await controller.start(request)
+    await wait_for(lambda: state.ended is not None and controller.live is None, 300)
+    duration = time.perf_counter() - t0
+    cpu = {name: cpu_seconds(pid) - cpu0[name] for name, pid in pids.items()}
+    rate = (burners.total() - b0) / duration if burners else None
+    return Measured(token_events(state), duration, cpu, rate)
+
+
+def request_for(n: int, tokens: int) -> tuple[RunRequest, list[str]]:
+    """The run measured at ``n`` questions (see the module docstring)."""
+    questions = [f"Question {i + 1}: what makes the number {i + 1} interesting?" for i in range(n)]
+    mode: Mode = "side-by-side" if n <= 5 else "parallel"
+    speed = 1.0 if n <= 5 else 3.0
+    endpoint = (
+        EndpointSettings(speed=speed)
+        if n <= 5
+        else EndpointSettings(speed=speed, max_tokens=tokens)
+    )
+    return RunRequest(endpoint, None, questions, CombinedTemplate(), mode), questions
+
+
+def per_1000(m: Measured) -> str:
+    return ", ".join(
+        f"{name} {1000 * s / max(m.events, 1):.3f} s ({s / m.duration:.0%} of a core)"
+        for name, s in m.cpu.items()
+    )
+
+
+async def main_async(sizes: list[int], tokens: int, burn: bool, folder: Path) -> None:
+    settings = AppSettings()
+    controller = RunController()
+    window = MainWindow(settings, controller, DARK, 1.0)
+    window.resize(1600, 1000)
+    window.show()
+    headless = RunController()
+    print(
+        f"{os.cpu_count()} cores, shared with other users: figures are noisy, repeat them.",
+        flush=True,
+    )
+    results: dict[int, dict[str, Measured]] = {}
+    idle_rate: float | None = None
+    try:
+        for n in sizes:
+            request, questions = request_for(n, tokens)
+            s = request.endpoint
+            window.questions.set_question_set(
+                QuestionSet(title=f"{n}", questions=[Question(text=q) for q in questions])
+            )
+            await controller.ensure_builtin(s.profile, s.speed)
+            await headless.ensure_builtin(s.profile, s.speed)
+            out: dict[str, Measured] = {}
+            out["window"] = await measured_run(controller, request, os.getpid(), None)
+            if burn:
+                burners = Burners.start(os.cpu_count() or 2, folder)
+                try:
+                    await asyncio.sleep(1.0)  # let them start and write
+                    if idle_rate is None:
+                        b0, t0 = burners.total(), time.perf_counter()
+                        await asyncio.sleep(5.0)
+                        idle_rate = (burners.total() - b0) / (time.perf_counter() - t0)
+                    out["headless+burn"] = await measured_run(headless, request, None, burners)
+                    out["window+burn"] = await measured_run(controller, request, 0, burners)
+                finally:
+                    burners.stop()
+            results[n] = out
+            m = out["window"]
+            print(
+                f"N={n}: {m.events} token events in {m.duration:.1f} s "
+                f"({m.events / m.duration:.0f}/s); CPU s per 1,000 token events: {per_1000(m)}",
+                flush=True,
+            )
+            if burn:
+                h, w = out["headless+burn"], out["window+burn"]
+                assert h.burn_rate is not None and w.burn_rate is not None
+                print(
+                    f"  CPU-bound server beside it: idle {idle_rate or 0:.3g} it/s; during the "
+                    f"headless run {h.burn_rate:.3g} it/s (run {h.duration:.1f} s); during the "
+                    f"window's run {w.burn_rate:.3g} it/s (run {w.duration:.1f} s): window/headless "
+                    f"{w.burn_rate / h.burn_rate:.3f} (goal ≥ 0.95)",
+                    flush=True,
+                )
+    finally:
+        window.close()
+        await wait_for(lambda: window._closed, 15)
+        await headless.shutdown()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="5,16,64", help="question counts, comma-separated")
+    parser.add_argument("--tokens", type=int, default=300, help="answer cap, N ≥ 16 runs")
+    parser.add_argument("--no-burn", action="store_true", help="skip the CPU-bound server part")
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    tmp = tempfile.TemporaryDirectory(prefix="splitdesk-window-cpu-")
+    folder = Path(tmp.name)
+    # auto-saved recordings and settings go to a temporary folder, not the user's
+    os.environ["SPLITDESK_DATA_DIR"] = str(folder / "data")
+    os.environ["SPLITDESK_CONFIG_DIR"] = str(folder / "config")
+    app = QApplication(sys.argv[:1])
+    apply_theme(app, DARK)
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    collector = GuiGarbageCollector()
+    with loop:
+        loop.run_until_complete(main_async(sizes, args.tokens, not args.no_burn, folder))
+    collector.stop()
+    tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
