@@ -61,13 +61,12 @@ def _check_png_path(path: Path) -> None:
         raise OSError(f"{path}: folder {folder} does not exist")
 
 
-def timeline_png(timeline: Timeline, path: Path, scale: float = PNG_SCALE) -> tuple[int, int]:
-    """Save the timeline's plot as PNG at ``scale`` × its size on screen (pyqtgraph's
-    ``ImageExporter``). Returns (width, height) in pixels. Raises ``OSError`` when the file
-    cannot be written, ``ValueError`` for a scale giving more than :data:`MAX_PNG_SIDE`."""
+def timeline_image(timeline: Timeline, scale: float = PNG_SCALE) -> QImage:
+    """The timeline's plot drawn at ``scale`` × its size on screen (pyqtgraph's
+    ``ImageExporter``). Raises ``ValueError`` for a scale giving more than
+    :data:`MAX_PNG_SIDE` pixels a side."""
     import pyqtgraph.exporters as ex
 
-    _check_png_path(path)
     item = timeline.plot.getPlotItem()
     rect = item.sceneBoundingRect()
     width = max(1, round(rect.width() * scale))
@@ -77,26 +76,45 @@ def timeline_png(timeline: Timeline, path: Path, scale: float = PNG_SCALE) -> tu
     exporter = ex.ImageExporter(item)
     exporter.parameters()["width"] = width
     exporter.parameters()["height"] = height  # kept: rounding must not change the size
-    image = exporter.export(toBytes=True)
+    image: QImage = exporter.export(toBytes=True)
     if image.width() != width or image.height() != height:
         image = image.scaled(width, height)
+    return image
+
+
+def save_png(image: QImage, path: Path) -> tuple[int, int]:
+    """Write ``image`` to ``path`` as PNG (safe in a worker thread). Returns its size.
+    Raises ``OSError`` when the file cannot be written."""
+    _check_png_path(path)
     # PNG whatever the name says (PySide6 takes the format as str; its stubs say bytes)
-    if not image.save(str(path), "PNG"):
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
         raise OSError(f"{path}: could not be written")
-    return width, height
+    return image.width(), image.height()
+
+
+def timeline_png(timeline: Timeline, path: Path, scale: float = PNG_SCALE) -> tuple[int, int]:
+    """Save the timeline's plot as PNG at ``scale`` × its size on screen
+    (:func:`timeline_image`). Returns (width, height) in pixels. Raises ``OSError`` when
+    the file cannot be written, ``ValueError`` for a scale over the cap."""
+    _check_png_path(path)
+    return save_png(timeline_image(timeline, scale), path)
+
+
+def timeline_svg_bytes(timeline: Timeline) -> bytes:
+    """The timeline's plot as SVG (pyqtgraph's ``SVGExporter``, with
+    :mod:`splitdesk.ui.svg_fix` for Qt ≥ 6.11). Lane names are SVG text."""
+    import pyqtgraph.exporters as ex
+
+    svg_fix.install()
+    text = ex.SVGExporter(timeline.plot.getPlotItem()).export(toBytes=True)
+    return text if isinstance(text, bytes) else str(text).encode("utf-8")
 
 
 def timeline_svg(timeline: Timeline, path: Path) -> None:
-    """Save the timeline's plot as SVG (pyqtgraph's ``SVGExporter``, with
-    :mod:`splitdesk.ui.svg_fix` for Qt ≥ 6.11). Lane names are SVG text. Raises
-    ``OSError`` when the file cannot be written."""
-    import pyqtgraph.exporters as ex
-
+    """Save :func:`timeline_svg_bytes` to ``path``. Raises ``OSError`` when the file
+    cannot be written."""
     _check_png_path(path)
-    svg_fix.install()
-    text = ex.SVGExporter(timeline.plot.getPlotItem()).export(toBytes=True)
-    data = text if isinstance(text, bytes) else str(text).encode("utf-8")
-    path.write_bytes(data)
+    path.write_bytes(timeline_svg_bytes(timeline))
 
 
 def widget_image(widget: QWidget, scale: float = 1.0) -> QImage:
@@ -117,10 +135,7 @@ def window_png(window: QWidget, path: Path, scale: float = 1.0) -> tuple[int, in
     image = widget_image(window, scale)
     if max(image.width(), image.height()) > MAX_PNG_SIDE:
         raise ValueError(f"a PNG side may be at most {MAX_PNG_SIDE} pixels")
-    # PNG whatever the name says (PySide6 takes the format as str; its stubs say bytes)
-    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
-        raise OSError(f"{path}: could not be written")
-    return image.width(), image.height()
+    return save_png(image, path)
 
 
 # -- animation ---------------------------------------------------------------------------------
