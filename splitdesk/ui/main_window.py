@@ -55,6 +55,7 @@ from splitdesk.ui.grid import PaneGrid
 from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
 from splitdesk.ui.questions_editor import QuestionsEditor
 from splitdesk.ui.recordings import RecordingsUi
+from splitdesk.ui.server_lane import ServerLane
 from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
@@ -170,6 +171,9 @@ class MainWindow(QMainWindow):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.setSpacing(0)
         bl.addWidget(self.timeline, 1)
+        # the server's own batch size and queue, from its /metrics (hidden when it has none)
+        self.server_lane = ServerLane(theme, scale, self.timeline.plot)
+        bl.addWidget(self.server_lane)
         bl.addWidget(self.summary)
         self.main_split = QSplitter(Qt.Orientation.Vertical)
         self.main_split.addWidget(self.pane_split)
@@ -214,6 +218,8 @@ class MainWindow(QMainWindow):
         controller.runPlanned.connect(self._run_planned)
         controller.runStarted.connect(self._run_started)
         controller.runFinished.connect(self._run_finished)
+        controller.runStarted.connect(self._server_lane_start)
+        controller.runFinished.connect(self.server_lane.finish)
         controller.predictionsReady.connect(self._predictions)
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
@@ -499,6 +505,11 @@ class MainWindow(QMainWindow):
         self._auto_sizing = True
         self.main_split.setSizes([h - bottom, bottom])
         self._auto_sizing = False
+
+    def _server_lane_start(self, state: RunState) -> None:
+        """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
+        sim = self.controller.sim
+        self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
 
     def _divider_dragged(self) -> None:
         if not self._auto_sizing:
