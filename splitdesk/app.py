@@ -41,6 +41,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from splitdesk import logs
 from splitdesk.core.questions import QuestionSet
 from splitdesk.core.run_state import RunState
+from splitdesk.core.scenarios import Scenario
 from splitdesk.core.settings import read_settings
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector
@@ -68,6 +69,8 @@ class GuiOptions:
     replay_run: int = 0  #: which of its runs (0-based)
     questions: QuestionSet | None = None  #: a set to open in the questions editor
     debug: bool = False  #: verbose log (file and stderr)
+    present: bool = False  #: start in presentation mode (ui/presentation.py)
+    scenario: Scenario | None = None  #: the scenario to open (presentation mode)
 
 
 NO_DISPLAY = (
@@ -222,6 +225,8 @@ def run_gui(opts: GuiOptions) -> int:
         window.remember_size = False
     if opts.questions is not None:  # as if opened in the questions editor
         window.questions.set_question_set(opts.questions)
+    if opts.scenario is not None:  # its questions and endpoint, before the first Run
+        window.presentation.open_scenario(opts.scenario)
     if problem:  # said in the status bar and in a dialog that does not block the window
         window.statusBar().showMessage(problem)
         QTimer.singleShot(0, lambda: show_notice(window, "Settings were reset", problem))
@@ -257,6 +262,8 @@ def run_gui(opts: GuiOptions) -> int:
 
     window.runFinished.connect(finished)
     window.show()
+    if opts.present:  # after the first show, which places the sidebar
+        window.presentation.set_active(True)
     if opts.replay is not None:  # no engine, no endpoint: the recorded times play back
         replay, speed, run = opts.replay, opts.replay_speed, opts.replay_run
         QTimer.singleShot(0, lambda: window.recordings.open_path(replay, speed, run))

@@ -94,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gui.add_argument("--speed", type=float, help="built-in endpoint speed factor")
     gui.add_argument(
+        "--present",
+        action="store_true",
+        help="presentation mode: full screen, large type, captions (F11 in the window)",
+    )
+    gui.add_argument(
+        "--scenario",
+        metavar="NAME",
+        help="open this scenario (see: splitdesk scenarios), or a scenario .toml file",
+    )
+    gui.add_argument(
         "--size",
         type=_window_size,
         metavar="WxH",
@@ -444,6 +454,11 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             question_set = load_question_set(Path(args.gui_questions))
         except QuestionFileError as exc:
             parser.error(f"--questions: {exc}")
+    scenario = None
+    if args.scenario:
+        from splitdesk import scenarios_cli
+
+        scenario = scenarios_cli.resolve(args.scenario, parser)
     from splitdesk.app import GuiOptions, run_gui
 
     return run_gui(
@@ -458,6 +473,8 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             size=args.size,
             debug=args.debug,
             questions=question_set,
+            present=args.present,
+            scenario=scenario,
         )
     )
 

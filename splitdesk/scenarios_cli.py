@@ -6,7 +6,34 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from splitdesk.core.scenarios import Scenario
+
+
+def resolve(text: str, parser: argparse.ArgumentParser) -> Scenario:
+    """The scenario ``--scenario`` names: a shipped one by name, or a ``.toml`` file.
+    Exits through ``parser.error`` (status 2, one line) when it is unknown or invalid."""
+    from splitdesk.core.scenarios import (
+        ScenarioError,
+        builtin_scenarios,
+        check_builtin,
+        load_scenario,
+    )
+    from splitdesk.sim.params import SimParams
+
+    try:
+        if text.endswith(".toml"):
+            scenario = load_scenario(Path(text))
+            check_builtin(scenario, SimParams.checked)
+            return scenario
+        shipped = builtin_scenarios()
+        if text not in shipped:
+            parser.error(f"--scenario {text}: unknown (known: {', '.join(shipped)})")
+        return shipped[text]
+    except ScenarioError as exc:
+        parser.error(f"--scenario: {exc}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -96,7 +97,10 @@ class RunController(QObject):
         self.engine = EngineProcess()
         self._engine_ready: asyncio.Future[None] | None = None
         self.sim: SimProcess | None = None
-        self._sim_key: tuple[str, float] | None = None
+        self._sim_key: tuple[str, float, str] | None = None
+        #: Built-in endpoint parameter overrides besides profile and speed (a scenario's
+        #: ``[endpoint] params``, core/scenarios.py); the endpoint restarts when they change.
+        self.sim_overrides: dict[str, Any] = {}
         self.state: RunState | None = None
         self.live: ProcessRun | None = None
         self._busy = False
@@ -124,7 +128,7 @@ class RunController(QObject):
     async def ensure_builtin(self, profile: str, speed: float) -> SimProcess:
         """The built-in endpoint with ``profile`` at ``speed``, started (in a worker thread)
         if needed. Raises :class:`ControllerError` when it cannot start."""
-        key = (profile, speed)
+        key = (profile, speed, repr(sorted(self.sim_overrides.items())))
         if self.sim is not None and self.sim.alive() and self._sim_key == key:
             return self.sim
         old, self.sim = self.sim, None
@@ -132,7 +136,8 @@ class RunController(QObject):
             await asyncio.to_thread(old.stop)
         self.status.emit(f"Starting the built-in endpoint ({profile}, speed {speed:g}×)…")
         try:
-            sim = await asyncio.to_thread(start_sim, profile, {"speed": speed})
+            overrides = {**self.sim_overrides, "speed": speed}
+            sim = await asyncio.to_thread(start_sim, profile, overrides)
         except (SimStartError, ValueError) as exc:
             self.status.emit(f"The built-in endpoint did not start: {exc}")
             raise ControllerError(f"the built-in endpoint did not start: {exc}") from None

@@ -53,9 +53,9 @@ from splitdesk.ui.endpoint_panel import EndpointPanel
 from splitdesk.ui.export_menu import ExportMenu
 from splitdesk.ui.grid import PaneGrid
 from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
+from splitdesk.ui.presentation import Presentation
 from splitdesk.ui.questions_editor import QuestionsEditor
 from splitdesk.ui.recordings import RecordingsUi
-from splitdesk.ui.server_lane import ServerLane
 from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
@@ -64,7 +64,11 @@ from splitdesk.ui.timeline import LANE_PITCH, Timeline
 
 log = logging.getLogger(__name__)
 
-MODES: dict[str, Mode] = {"side by side": "side-by-side", "one after another": "one-after-another"}
+MODES: dict[str, Mode] = {
+    "side by side": "side-by-side",
+    "one after another": "one-after-another",
+    "dependent: combined vs chain": "dependent",  # questions that need earlier answers
+}
 
 
 class MainWindow(QMainWindow):
@@ -171,9 +175,6 @@ class MainWindow(QMainWindow):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.setSpacing(0)
         bl.addWidget(self.timeline, 1)
-        # the server's own batch size and queue, from its /metrics (hidden when it has none)
-        self.server_lane = ServerLane(theme, scale, self.timeline.plot)
-        bl.addWidget(self.server_lane)
         bl.addWidget(self.summary)
         self.main_split = QSplitter(Qt.Orientation.Vertical)
         self.main_split.addWidget(self.pane_split)
@@ -218,12 +219,12 @@ class MainWindow(QMainWindow):
         controller.runPlanned.connect(self._run_planned)
         controller.runStarted.connect(self._run_started)
         controller.runFinished.connect(self._run_finished)
-        controller.runStarted.connect(self._server_lane_start)
-        controller.runFinished.connect(self.server_lane.finish)
         controller.predictionsReady.connect(self._predictions)
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
         self.recordings = RecordingsUi(self)
+        #: Presentation mode and scenarios (F11, the toolbar's Present button).
+        self.presentation = Presentation(self)
         #: File → Export: pictures, figures, the Perfetto trace, GIF/MP4 animations.
         self.exports = ExportMenu(self)
         self._inputs_changed()
@@ -505,11 +506,6 @@ class MainWindow(QMainWindow):
         self._auto_sizing = True
         self.main_split.setSizes([h - bottom, bottom])
         self._auto_sizing = False
-
-    def _server_lane_start(self, state: RunState) -> None:
-        """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
-        sim = self.controller.sim
-        self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
 
     def _divider_dragged(self) -> None:
         if not self._auto_sizing:
