@@ -31,8 +31,8 @@ def _size(text: str) -> tuple[int, int]:
     if not (sep and w.isdigit() and h.isdigit()):
         raise argparse.ArgumentTypeError(f"{text!r}: expected WIDTHxHEIGHT, e.g. 1280x720")
     size = (int(w), int(h))
-    if not all(320 <= v <= 3840 for v in size):
-        raise argparse.ArgumentTypeError(f"{text!r}: each side must be 320-3840 pixels")
+    if not all(160 <= v <= 3840 for v in size):
+        raise argparse.ArgumentTypeError(f"{text!r}: each side must be 160-3840 pixels")
     return size
 
 
