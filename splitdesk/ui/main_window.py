@@ -497,15 +497,32 @@ class MainWindow(QMainWindow):
         h = self.main_split.height()
         lane_px = QFontMetrics(ui_font(self.scale, 0)).height() * LANE_PITCH
         width = max(self.timeline.width(), 1)  # wrapped labels: their height at this width
-        summary = self.summary.layout()
-        fixed = self.timeline.legend.heightForWidth(width) + (
-            summary.totalHeightForWidth(width) if summary is not None else 0
-        )
+        fixed = self.timeline.legend.heightForWidth(width) + self._below_timeline(width)
         wanted = fixed + int(lanes * lane_px) + int(60 * self.scale)  # + axis and margins
         bottom = min(max(wanted, int(h * 0.4)), int(h * 0.6))
         self._auto_sizing = True
         self.main_split.setSizes([h - bottom, bottom])
         self._auto_sizing = False
+
+    def _below_timeline(self, width: int) -> int:
+        """Pixels the other shown widgets under the panes (summary strip, server lane…)
+        need at ``width``: wrapped text at its real height, not its size hint's guess."""
+        holder = self.main_split.widget(1)
+        lay = holder.layout() if holder is not None else None
+        total = 0
+        for i in range(lay.count() if lay is not None else 0):
+            item = lay.itemAt(i) if lay is not None else None
+            w = item.widget() if item is not None else None
+            if w is None or w is self.timeline or w.isHidden():
+                continue
+            inner = w.layout()
+            if inner is not None and inner.hasHeightForWidth():
+                total += inner.totalHeightForWidth(width)
+            elif w.hasHeightForWidth():
+                total += w.heightForWidth(width)
+            else:
+                total += max(w.minimumHeight(), w.sizeHint().height())
+        return total
 
     def _divider_dragged(self) -> None:
         if not self._auto_sizing:

@@ -371,7 +371,10 @@ class RequestPane(QFrame):
         self.text.scroll_to_end()
 
     def _lines_height(self, n: int) -> int:
-        return self.text.fontMetrics().lineSpacing() * n + 2 * self.text.frameWidth() + 8
+        margin = 2 * self.text.document().documentMargin()  # above and below the text
+        return int(
+            self.text.fontMetrics().lineSpacing() * n + 2 * self.text.frameWidth() + margin + 4
+        )
 
     def tight_height(self) -> int:
         """Height of a tight pane: one header row (state and figures in it) and one line."""
@@ -401,7 +404,7 @@ class RequestPane(QFrame):
         m = lay.contentsMargins()
         head = max(self.badge.height(), self.title.sizeHint().height())
         stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
-        lines = self.text.fontMetrics().lineSpacing() * 2 + 2 * self.text.frameWidth() + 8
+        lines = self._lines_height(2)
         error = 0
         if not self.error.isHidden():  # a failure's message wraps; never clip it
             error = self.error.heightForWidth(max(self.width() - m.left() - m.right(), 50))
