@@ -262,6 +262,19 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--retry-429", type=int, default=0, metavar="N", help="retry a 429 up to N times"
     )
+    p.add_argument(
+        "--cold",
+        action="store_true",
+        help="open connections inside the timed phase, as a plain script does (default: "
+        "warm every connection before a phase)",
+    )
+    p.add_argument(
+        "--release",
+        default="barrier",
+        choices=["barrier", "as-scheduled"],
+        help="send a phase's requests together from one barrier (default) or each as the "
+        "event loop schedules it, as a plain script does",
+    )
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", metavar="FILE", help="verify TLS with this CA bundle")
     tls.add_argument(
@@ -279,6 +292,7 @@ def run_bench_command(
     command in errors; ``run`` runs the validated options instead of the bench (``splitdesk
     sweep`` shares every bench option this way) and may raise ``BenchError``."""
     from splitdesk.core.bench import BenchError, BenchOptions, run_bench
+    from splitdesk.core.client_pattern import ClientPattern
     from splitdesk.core.questions import (
         DEFAULT_SET,
         QuestionFileError,
@@ -378,6 +392,7 @@ def run_bench_command(
         timeouts=Timeouts(connect=args.connect_timeout, read=args.read_timeout),
         retry_429=args.retry_429,
         verify=False if args.insecure else (args.ca_bundle or True),
+        client=ClientPattern(cold=args.cold, release=args.release),
     )
     if template is not None:
         opts.template = template

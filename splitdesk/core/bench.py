@@ -21,6 +21,7 @@ import httpx
 
 from splitdesk.builtin_endpoint import BUILTIN_MODEL, Launcher
 from splitdesk.core.bench_table import format_table
+from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.diagnosis import summary_lines
 from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.plans import make_plan
@@ -75,6 +76,8 @@ class BenchOptions:
     retry_429: int = 0
     verify: bool | str = True
     template: CombinedTemplate = field(default_factory=CombinedTemplate)
+    #: ``--cold`` / ``--release``: the client's pattern (:mod:`splitdesk.core.client_pattern`)
+    client: ClientPattern = field(default_factory=ClientPattern)
 
 
 def modes_of(mode: str) -> list[str]:
@@ -152,6 +155,8 @@ async def _bench(
         timeouts=opts.timeouts,
         marker=opts.template.marker,
         retry_429=opts.retry_429,
+        warm_connections=not opts.client.cold,
+        release=opts.client.release,
     )
     for k in range(opts.repeat):
         for mode in modes_of(opts.mode):
@@ -242,7 +247,10 @@ def run_bench(
             info["url"] = f"builtin:{opts.profile} ({base_url})"
             info["profile"] = opts.profile
         doc = bench_document(info, opts.questions, runs)
-        table = "\n".join([format_table(doc, runs), *summary_lines(doc["summary"])])
+        doc["client"] = opts.client.to_json()
+        table = "\n".join(
+            [format_table(doc, runs), *summary_lines(doc["summary"]), opts.client.describe()]
+        )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if opts.json_path == "-":
             print(table, file=err)

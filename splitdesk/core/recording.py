@@ -141,6 +141,9 @@ class RunSettingsRecord(_Strict):
     connect_timeout: float | None = None
     read_timeout: float | None = None
     repeat: int = 1
+    #: the client's pattern (:mod:`splitdesk.core.client_pattern`); older files: the default
+    cold_connections: bool = False
+    release: Literal["barrier", "as-scheduled"] = "barrier"
 
 
 class PredictionRecord(_Strict):
@@ -437,6 +440,8 @@ def bench_recording(
             connect_timeout=opts.timeouts.connect,
             read_timeout=opts.timeouts.read,
             repeat=opts.repeat,
+            cold_connections=opts.client.cold,
+            release=opts.client.release,
         ),
         runs=records,
     )

@@ -99,6 +99,10 @@ class RunConfig:
     and far more with TLS) then stay out of TTFT, which measures the server, as warm-up
     runs do in vLLM's and AIPerf's benchmarks. Off: every request opens its own connection
     inside its measured time (its ``connect_s`` says how long that took).
+
+    ``release``: ``"barrier"`` builds every request of a phase, then sends them together;
+    ``"as-scheduled"`` lets each send as soon as the event loop runs its task, as a plain
+    script does (:mod:`splitdesk.core.client_pattern`).
     """
 
     endpoint: EndpointConfig
@@ -109,6 +113,7 @@ class RunConfig:
     retry_429: int = 0
     backoff_s: float = 1.0
     warm_connections: bool = True
+    release: str = "barrier"
 
 
 def _transports(client: httpx.AsyncClient) -> list[httpx.AsyncHTTPTransport]:
@@ -269,15 +274,16 @@ class Runner:
                                 spec = replace(spec, prompt=chain_prompt(spec.prompt, answer))
                             await self._request(clients[i], i, spec, None)
                     else:
-                        barrier = asyncio.Event()
+                        barrier = asyncio.Event() if self.config.release == "barrier" else None
                         tasks = [
                             asyncio.create_task(
                                 self._request(clients[i], i, phase_of[i][1], barrier)
                             )
                             for i in ids
                         ]
-                        await asyncio.sleep(0)  # let every task build its request first
-                        barrier.set()
+                        if barrier is not None:
+                            await asyncio.sleep(0)  # let every task build its request first
+                            barrier.set()
                         try:
                             await asyncio.gather(*tasks)
                         finally:

@@ -14,6 +14,7 @@ JSON document (keys may be added, never removed)::
     {"version": str, "endpoint": {...}, "max_n": int, "repeat": int,
      "questions": [str, ...],            # the max_n questions; row n used the first n
      "generated_questions": int,         # how many of them were generated
+     "client": {"connections": "warm"|"cold", "release": "barrier"|"as-scheduled"},
      "rows": [{"n", "speedup", "speedup_range", "predicted_speedup",
                "combined_wall_s", "parallel_wall_s", "combined_wall_s_range",
                "parallel_wall_s_range", "failed", "stopped"}, ...]}
@@ -40,6 +41,7 @@ from splitdesk.core.bench import (
     discover_model,
     resolve_key,
 )
+from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.plans import make_plan
 from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.report import BenchRun, summary_json
@@ -144,6 +146,9 @@ def format_sweep_table(doc: dict[str, Any]) -> str:
             f"{f(row['parallel_wall_s'], ' s'):>10} {f(row['speedup'], '×'):>9} "
             f"{f(row['predicted_speedup'], '×'):>10} {row['n']:>5}×{note}"
         )
+    client = doc.get("client")
+    if client:
+        lines.append(ClientPattern(client["connections"] == "cold", client["release"]).describe())
     if doc["generated_questions"]:
         lines.append(
             f"{doc['generated_questions']} of the {doc['max_n']} questions were generated "
@@ -168,6 +173,8 @@ async def _sweep(
         timeouts=opts.timeouts,
         marker=opts.template.marker,
         retry_429=opts.retry_429,
+        warm_connections=not opts.client.cold,
+        release=opts.client.release,
     )
     for n in range(1, max_n + 1):
         qs = questions[:n]
@@ -252,6 +259,7 @@ def run_sweep(
             info["url"] = f"builtin:{opts.profile} ({base_url})"
             info["profile"] = opts.profile
         doc = sweep_document(info, questions, generated, max_n, opts.repeat, rows)
+        doc["client"] = opts.client.to_json()
         table = format_sweep_table(doc)
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if opts.json_path == "-":
