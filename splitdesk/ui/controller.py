@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -425,8 +426,15 @@ class RunController(QObject):
         await asyncio.to_thread(self.close_sync)
 
     def close_sync(self) -> None:
-        """Blocking part of :meth:`shutdown`: the engine and endpoint processes."""
-        self.engine.stop(1.0)
+        """Blocking part of :meth:`shutdown`: the engine and endpoint processes, stopped
+        together (≤ ~1 s, each killed after 1 s): the engine's stop (its stdin closed) runs
+        on a helper thread while the endpoint is sent SIGTERM here, then both are waited
+        for. One after the other took ~2 s under load, each waiting out its own exit."""
+        engine_stop = threading.Thread(
+            target=self.engine.stop, args=(1.0,), name="engine-stop", daemon=True
+        )
+        engine_stop.start()
         if self.sim is not None:
             self.sim.stop(1.0)
             self.sim = None
+        engine_stop.join()
