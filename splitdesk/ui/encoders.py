@@ -16,8 +16,9 @@ Libraries and why:
   yuv420p (plays in every browser, slide tool and phone), ``+faststart``. PyAV would do
   the same in-process but is a larger wheel and a lower-level API.
 
-Both take frames of exactly the size given at the start (RGB, 3 bytes a pixel, rows top
-to bottom). Raises :class:`EncodeError` for a bad size or a frame of the wrong size.
+Both take frames of exactly the size given at the start as **BGRX** bytes (4 a pixel,
+rows top to bottom: Qt's ``RGB32`` image memory on little-endian machines, so no
+conversion per frame). Raises :class:`EncodeError` for a bad size or a frame of the wrong size.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ MAX_SIDE = 3840
 MAX_FPS = 60
 #: GIF players clamp delays under 2 cs to 10 cs: 50 fps is the fastest GIF that plays right.
 MAX_GIF_FPS = 50
+#: Colours of a GIF's one palette. The window draws a few dozen flat colours plus
+#: anti-aliased text edges: 64 keep text crisp and make LZW codes shorter than 255 would
+#: (the 12 s batching demo at 1280×720, 30 fps: see benchmarks/export_bench.py).
+GIF_COLORS = 64
 #: Longest animation (seconds of run): 10 minutes.
 MAX_SECONDS = 600.0
 
@@ -79,16 +84,16 @@ class GifWriter:
         self.path, self.size, self.fps = path, size, fps
         self.frames = 0
         first = self._image(palette_from)
-        self._palette = first.quantize(colors=255, method=Image.Quantize.MEDIANCUT)
+        self._palette = first.quantize(colors=GIF_COLORS, method=Image.Quantize.MEDIANCUT)
         self._previous: Image.Image | None = None
         self._fp: BinaryIO | None = None
         self._tmp = path.with_name(path.name + ".part")
         self._fp = self._tmp.open("wb")
 
     def _image(self, rgb: bytes) -> Image.Image:
-        if len(rgb) != self.size[0] * self.size[1] * 3:
+        if len(rgb) != self.size[0] * self.size[1] * 4:
             raise EncodeError(f"a frame of {len(rgb)} bytes is not {self.size[0]}x{self.size[1]}")
-        return Image.frombytes("RGB", self.size, rgb)
+        return Image.frombytes("RGB", self.size, rgb, "raw", "BGRX")
 
     def _delay_ms(self, k: int) -> int:
         return 10 * (round(100 * (k + 1) / self.fps) - round(100 * k / self.fps))
@@ -150,7 +155,7 @@ class Mp4Writer:
             size,
             fps=fps,
             codec="libx264",
-            pix_fmt_in="rgb24",
+            pix_fmt_in="bgra",  # Qt RGB32 memory (B G R X); X is ignored
             pix_fmt_out="yuv420p",
             quality=None,
             macro_block_size=1,
@@ -165,7 +170,7 @@ class Mp4Writer:
     def write(self, rgb: bytes) -> None:
         """Add one frame."""
         assert self._gen is not None, "write after close"
-        if len(rgb) != self.size[0] * self.size[1] * 3:
+        if len(rgb) != self.size[0] * self.size[1] * 4:
             raise EncodeError(f"a frame of {len(rgb)} bytes is not {self.size[0]}x{self.size[1]}")
         try:
             self._gen.send(rgb)

@@ -158,7 +158,9 @@ def frame_count(duration_s: float, fps: float) -> int:
     return math.ceil(max(0.0, duration_s) * fps - 1e-9) + 1
 
 
-def _rgb(image: QImage, size: tuple[int, int]) -> bytes:
+def _bgrx(image: QImage, size: tuple[int, int]) -> bytes:
+    """``image`` at ``size`` as 4 bytes a pixel, B G R X (Qt's RGB32 in memory on
+    little-endian machines; the encoders read it as such: no conversion per frame)."""
     if (image.width(), image.height()) != size:
         image = image.scaled(
             size[0],
@@ -166,12 +168,13 @@ def _rgb(image: QImage, size: tuple[int, int]) -> bytes:
             Qt.AspectRatioMode.IgnoreAspectRatio,
             Qt.TransformationMode.SmoothTransformation,
         )
-    image = image.convertToFormat(QImage.Format.Format_RGB888)
+    if image.format() != QImage.Format.Format_RGB32:
+        image = image.convertToFormat(QImage.Format.Format_RGB32)
     w, h, stride = image.width(), image.height(), image.bytesPerLine()
     data = bytes(image.constBits())
-    if stride == w * 3:
-        return data[: w * h * 3]
-    return b"".join(data[y * stride : y * stride + w * 3] for y in range(h))
+    if stride == w * 4:
+        return data[: w * h * 4]
+    return b"".join(data[y * stride : y * stride + w * 4] for y in range(h))
 
 
 class ReplayFrames:
@@ -218,12 +221,11 @@ class ReplayFrames:
         w.summary.throttle.flush()
 
     async def frame(self, t: float) -> bytes:
-        """The window at recorded time ``t`` (seconds) as RGB bytes of :attr:`size`."""
+        """The window at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`."""
         self.window.recordings.replay.seek(t)
-        self.settle()
         await asyncio.sleep(0)  # layout requests and deferred updates run
         self.settle()
-        return _rgb(widget_image(self.window), self.size)
+        return _bgrx(widget_image(self.window), self.size)
 
     def dispose(self) -> None:
         """Drop the window (no close handling: it has no engine, endpoint or settings)."""
