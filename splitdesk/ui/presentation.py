@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.diagnosis import diagnose_state
+from splitdesk.core.metrics import summarize
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.run_state import RunState
 from splitdesk.core.scenarios import Scenario, ScenarioError, builtin_scenarios
@@ -144,10 +145,6 @@ class CaptionBar(QFrame):
 
     def restyle(self, theme: Theme, scale: float) -> None:
         """Colours and type for ``theme`` at ``scale``."""
-        self.where.setFont(ui_font(scale, 0, bold=True))
-        self.keys.setFont(ui_font(scale, -1.5))
-        self.caption.setFont(ui_font(scale, 6, bold=True))
-        self.measured.setFont(ui_font(scale, 1.5))
         self.setStyleSheet(
             f"QFrame#captionBar {{ background: {theme.panel};"
             f" border-bottom: 2px solid {theme.accent}; }}"
@@ -156,6 +153,11 @@ class CaptionBar(QFrame):
             f"QLabel#captionWhere {{ color: {theme.accent}; }}"
             f"QLabel#captionKeys {{ color: {theme.muted}; }}"
         )
+        # fonts after the style sheet: setting a style sheet re-resolves the children's fonts
+        self.where.setFont(ui_font(scale, 0, bold=True))
+        self.keys.setFont(ui_font(scale, -1.5))
+        self.caption.setFont(ui_font(scale, 6, bold=True))
+        self.measured.setFont(ui_font(scale, 1.5))
 
 
 class Presentation(QObject):
@@ -264,6 +266,9 @@ class Presentation(QObject):
                 bar.hide()
             w.menuBar().hide()
             w.statusBar().hide()
+            lane = getattr(w, "server_lane", None)  # the server's /metrics lane: engineer detail
+            if lane is not None:
+                lane.setMaximumHeight(0)
             self.active = True
             self.caption_bar.show()
             if QGuiApplication.platformName() != "offscreen":  # offscreen: --size decides
@@ -285,6 +290,9 @@ class Presentation(QObject):
                     bar.show()
             w.menuBar().setVisible(saved.get("menu", True))
             w.statusBar().setVisible(saved.get("status", True))
+            lane = getattr(w, "server_lane", None)
+            if lane is not None:
+                lane.setMaximumHeight(16_777_215)
             if not saved.get("full_screen", False) and w.isFullScreen():
                 w.showNormal()
             w.set_sidebar_shown(saved.get("sidebar", True), remember=False)
@@ -302,8 +310,9 @@ class Presentation(QObject):
 
     # -- look -------------------------------------------------------------------------------------
     def presentation_theme(self) -> Theme:
-        """The high-contrast palette: light when the light theme is chosen."""
-        return PRESENT_LIGHT if self.window.settings.theme == "light" else PRESENT_DARK
+        """The high-contrast palette: light when the window's own look is light."""
+        own = self._saved.get("theme", self.window.theme)
+        return PRESENT_LIGHT if own.name in ("light", PRESENT_LIGHT.name) else PRESENT_DARK
 
     def presentation_scale(self) -> float:
         """The type scale for the window's size and the +/− steps."""
@@ -466,6 +475,18 @@ class Presentation(QObject):
         if state.ended is not None and state.ended.stopped:
             self.caption_bar.measured.setText("Stopped: nothing measured.")
             return
+        if state.info is not None and state.info.mode == "dependent":
+            # no parallel side to diagnose: the two makespans of core/metrics.py say it
+            groups = summarize(state).groups
+            c, q = groups.get("combined"), groups.get("sequential")
+            if c and q and c.makespan_s and q.makespan_s and not (c.failed or q.failed):
+                faster = "sooner" if c.makespan_s < q.makespan_s else "later"
+                self.caption_bar.measured.setText(
+                    f"Measured: the combined request finished in {c.makespan_s:.1f} s, the "
+                    f"chain of {q.requests} requests in {q.makespan_s:.1f} s — combining "
+                    f"finished {abs(q.makespan_s - c.makespan_s):.1f} s {faster}."
+                )
+                return
         self.caption_bar.measured.setText(f"Measured: {diagnose_state(state).text}")
 
     # -- keys -------------------------------------------------------------------------------------
