@@ -35,6 +35,11 @@ class ClientPattern:
         JSON ``client``, sweep JSON ``client``)."""
         return {"connections": "cold" if self.cold else "warm", "release": self.release}
 
+    def short(self) -> str:
+        """``"warm · barrier"``, ``"cold · as scheduled"`` … (the window's summary line)."""
+        conn = "cold" if self.cold else "warm"
+        return f"client: {conn} · {self.release.replace('-', ' ')}"
+
     def describe(self) -> str:
         """One line for tables and the summary, e.g. ``"client: warm connections, released
         together from one barrier (splitdesk's default)"``."""

@@ -240,3 +240,38 @@ def samples_between(
     """The samples taken from ``start_s`` to ``end_s`` seconds after ``t0_ns``."""
     lo, hi = t0_ns + int(start_s * 1e9), t0_ns + int(end_s * 1e9)
     return [s for s in samples if lo <= s.t_ns <= hi]
+
+
+@dataclass(frozen=True)
+class LoadSeries:
+    """What the server lane draws: per sample, seconds since the run's origin and the
+    server's running (batch size) and waiting (queue) counts, in time order."""
+
+    t_s: list[float]
+    running: list[float]
+    waiting: list[float]
+
+    @property
+    def peak_running(self) -> float:
+        """The largest batch sampled (0 before any sample)."""
+        return max(self.running, default=0.0)
+
+    @property
+    def peak(self) -> float:
+        """The largest count of either kind sampled (the lane's y range)."""
+        return max(self.peak_running, max(self.waiting, default=0.0))
+
+    def at(self, start_s: float, end_s: float) -> list[float]:
+        """The batch sizes sampled from ``start_s`` to ``end_s``."""
+        return [r for t, r in zip(self.t_s, self.running, strict=True) if start_s <= t <= end_s]
+
+
+def load_series(samples: list[LoadSample], t0_ns: int) -> LoadSeries:
+    """The :class:`LoadSeries` of ``samples`` on a run's axis (origin ``t0_ns``); samples
+    taken before the origin are left out."""
+    kept = sorted((s for s in samples if s.t_ns >= t0_ns), key=lambda s: s.t_ns)
+    return LoadSeries(
+        [(s.t_ns - t0_ns) / 1e9 for s in kept],
+        [s.load.running for s in kept],
+        [s.load.waiting for s in kept],
+    )

@@ -21,12 +21,13 @@ import asyncio
 import contextlib
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.engine import EngineProcess, ProcessRun
 from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
@@ -70,6 +71,8 @@ class RunRequest:
     with_sequential: bool = False
     #: Why the key this endpoint needs is missing (the run then fails before sending).
     key_problem: str | None = None
+    #: How the client sends (cold connections, release): the Engineer menu's choice.
+    client: ClientPattern = field(default_factory=ClientPattern)
 
 
 class RunController(QObject):
@@ -244,6 +247,8 @@ class RunController(QObject):
             timeouts=Timeouts(connect=s.connect_timeout, read=s.read_timeout),
             marker=request.template.marker,
             retry_429=s.retry_429,
+            warm_connections=not request.client.cold,
+            release=request.client.release,
         )
         plan = make_plan(
             request.mode, request.questions, request.template, s.max_tokens, request.with_sequential

@@ -50,12 +50,14 @@ from splitdesk.core.run_state import RunState
 from splitdesk.core.settings import AppSettings, save_settings
 from splitdesk.ui.controller import ControllerError, RunController, RunRequest
 from splitdesk.ui.endpoint_panel import EndpointPanel
+from splitdesk.ui.engineer_menu import EngineerMenu
 from splitdesk.ui.export_menu import ExportMenu
 from splitdesk.ui.grid import PaneGrid
 from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
 from splitdesk.ui.presentation import Presentation
 from splitdesk.ui.questions_editor import QuestionsEditor
 from splitdesk.ui.recordings import RecordingsUi
+from splitdesk.ui.server_lane import ServerLane
 from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
@@ -175,6 +177,9 @@ class MainWindow(QMainWindow):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.setSpacing(0)
         bl.addWidget(self.timeline, 1)
+        # the server's own batch size and queue, from its /metrics (hidden when it has none)
+        self.server_lane = ServerLane(theme, scale, self.timeline.plot)
+        bl.addWidget(self.server_lane)
         bl.addWidget(self.summary)
         self.main_split = QSplitter(Qt.Orientation.Vertical)
         self.main_split.addWidget(self.pane_split)
@@ -219,6 +224,8 @@ class MainWindow(QMainWindow):
         controller.runPlanned.connect(self._run_planned)
         controller.runStarted.connect(self._run_started)
         controller.runFinished.connect(self._run_finished)
+        controller.runStarted.connect(self._server_lane_start)
+        controller.runFinished.connect(self.server_lane.finish)
         controller.predictionsReady.connect(self._predictions)
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
@@ -227,6 +234,8 @@ class MainWindow(QMainWindow):
         self.presentation = Presentation(self)
         #: File → Export: pictures, figures, the Perfetto trace, GIF/MP4 animations.
         self.exports = ExportMenu(self)
+        #: Engineer menu: the client's pattern (cold connections, release)
+        self.engineer = EngineerMenu(self)
         self._inputs_changed()
 
     # -- construction helpers -------------------------------------------------------------------
@@ -438,6 +447,7 @@ class MainWindow(QMainWindow):
                 with_sequential=self.sequential.isChecked()
                 and self.mode.currentData() == "one-after-another",
                 key_problem=await self.endpoint.key_problem(),
+                client=self.engineer.take(),
             )
             ep, sim = request.endpoint, self.controller.sim
             if not ep.is_builtin:  # the wait before the first request says what it waits for
@@ -523,6 +533,12 @@ class MainWindow(QMainWindow):
             else:
                 total += max(w.minimumHeight(), w.sizeHint().height())
         return total
+
+    def _server_lane_start(self, state: RunState) -> None:
+        """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
+        self.summary.client_note = self.engineer.used.short()
+        sim = self.controller.sim
+        self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
 
     def _divider_dragged(self) -> None:
         if not self._auto_sizing:

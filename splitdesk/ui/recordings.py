@@ -22,6 +22,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.plans import RunPlan
 from splitdesk.core.predict import PredictedRequest
@@ -262,6 +263,8 @@ class RecordingsUi(QObject):
         s = cap.endpoint
         titles = {q.text: q.title for q in cap.question_set.questions}
         mode = cap.mode
+        engineer = getattr(self.window, "engineer", None)  # the Engineer menu's pattern
+        client = engineer.used if engineer is not None else ClientPattern()
         return Recording(
             created_at=datetime.now(UTC),
             source="window",
@@ -285,6 +288,8 @@ class RecordingsUi(QObject):
                 retry_429=s.retry_429,
                 connect_timeout=s.connect_timeout,
                 read_timeout=s.read_timeout,
+                cold_connections=client.cold,
+                release=client.release,
             ),
             runs=[
                 run_record(

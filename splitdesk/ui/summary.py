@@ -57,6 +57,8 @@ class SummaryStrip(QFrame):
     """
 
     fairModeRequested = Signal()
+    #: How the client sent the run (the Engineer menu's pattern), beside the speed-up.
+    client_note: str = ""
 
     def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -212,6 +214,8 @@ class SummaryStrip(QFrame):
                 pc, pp = self._predicted("combined"), self._predicted("parallel")
                 if pc and pp:
                     line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
+                if self.client_note:  # how the client sent (Engineer menu)
+                    line += f" <span style='color:{t.muted}; font-size:small'>· {self.client_note}</span>"
         elif not finished:
             line += f" · <span style='color:{t.muted}'>running…</span>"
         if state.ended is not None and state.ended.stopped:
