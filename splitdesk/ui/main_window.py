@@ -63,6 +63,7 @@ from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.throttle import Throttle
 from splitdesk.ui.timeline import LANE_PITCH, Timeline
+from splitdesk.ui.token_chart import TokenChartUi
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +231,8 @@ class MainWindow(QMainWindow):
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
         self.recordings = RecordingsUi(self)
+        #: The live tokens chart beside the timeline (View → Tokens chart).
+        self.token_chart = TokenChartUi(self)
         #: Presentation mode and scenarios (F11, the toolbar's Present button).
         self.presentation = Presentation(self)
         #: File → Export: pictures, figures, the Perfetto trace, GIF/MP4 animations.

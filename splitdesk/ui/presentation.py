@@ -9,7 +9,7 @@ finished, the measured diagnosis line of :func:`splitdesk.core.diagnosis.diagnos
 beside it.
 
 Keys while presenting: Space runs (or pauses/resumes a replay), Esc stops a run (else
-leaves), R replays the last run, ←/→ the previous/next scenario, 1–9 jump to one, +/−
+leaves), R replays the last run, T shows the tokens chart, ←/→ the previous/next scenario, 1–9 jump to one, +/−
 change the type size. A live run and a replay of a recording behave the same.
 
 Type size: the views take their size at construction, so a change of look builds a new
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSizePolicy,
+    QSplitter,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -125,7 +126,7 @@ class CaptionBar(QFrame):
         self.measured.setObjectName("measured")
         self.measured.setWordWrap(True)
         self.measured.setTextFormat(Qt.TextFormat.PlainText)
-        self.keys = QLabel("Space run · R replay · ←/→ scenario · +/− size · Esc leave")
+        self.keys = QLabel("Space run · R replay · T chart · ←/→ scenario · +/− size · Esc leave")
         self.keys.setObjectName("captionKeys")
         self.keys.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
@@ -197,6 +198,7 @@ class Presentation(QObject):
             ("Space", self.space),
             ("Escape", self.escape),
             ("R", self.replay_last),
+            ("T", self.toggle_chart),
             ("Left", self.previous),
             ("Right", self.next),
             ("+", self.bigger),
@@ -345,10 +347,16 @@ class Presentation(QObject):
         new_t, new_s = timeline_cls(theme, scale), summary_cls(theme, scale)
         old_s.removeEventFilter(w)
         parent = old_t.parentWidget()
-        layout = parent.layout() if parent is not None else None
-        assert layout is not None
-        layout.replaceWidget(old_t, new_t)
-        layout.replaceWidget(old_s, new_s)
+        if isinstance(parent, QSplitter):  # beside the tokens chart (ui/token_chart.py)
+            parent.replaceWidget(parent.indexOf(old_t), new_t)
+        else:
+            layout = parent.layout() if parent is not None else None
+            assert layout is not None
+            layout.replaceWidget(old_t, new_t)
+        strip_parent = old_s.parentWidget()
+        strip_layout = strip_parent.layout() if strip_parent is not None else None
+        assert strip_layout is not None
+        strip_layout.replaceWidget(old_s, new_s)
         new_s.installEventFilter(w)
         new_s.fairModeRequested.connect(w._run_fair_mode)
         w.timeline, w.summary = new_t, new_s
@@ -359,6 +367,9 @@ class Presentation(QObject):
             title.setFont(ui_font(scale, 0, bold=True))
         w.grid.more_label.setFont(ui_font(scale, 0, bold=True))
         self.caption_bar.restyle(theme, scale)
+        chart = getattr(w, "token_chart", None)
+        if chart is not None:
+            chart.restyle(theme, scale)
         recording = w.recordings.current_recording()
         if recording is not None and w.state is not None:
             self._show_end(recording)
@@ -509,6 +520,12 @@ class Presentation(QObject):
             replay.player.pause()
         else:
             self.set_active(False)
+
+    def toggle_chart(self) -> None:
+        """T: show or hide the tokens chart beside the timeline."""
+        chart = getattr(self.window, "token_chart", None)
+        if chart is not None:
+            chart.set_shown(chart.chart.isHidden())
 
     def replay_last(self) -> None:
         """R: replay the last run (or the recording on show) from its start."""

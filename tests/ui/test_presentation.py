@@ -6,6 +6,7 @@ text sizes are read from the widgets' fonts, the layout from their geometry (hel
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from splitdesk.core.metrics import summarize
 from splitdesk.core.recording import load_recording
 from splitdesk.core.scenarios import builtin_scenarios
 from splitdesk.core.settings import AppSettings
+from splitdesk.core.token_curves import token_curve
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector
 from splitdesk.ui.main_window import MainWindow
@@ -71,6 +73,13 @@ async def window_sized(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
     app.setFont(saved[0])
     app.setPalette(saved[2])
     collector.stop()
+
+
+async def listen(signal: Any, timeout: float, what: str) -> asyncio.Future[tuple[Any, ...]]:
+    """Start waiting for ``signal`` now (connected before the action that emits it)."""
+    future = asyncio.ensure_future(wait_signal(signal, timeout, what))
+    await asyncio.sleep(0)  # the coroutine runs up to its connect
+    return future
 
 
 def key(window: MainWindow, k: Qt.Key) -> None:
@@ -137,7 +146,7 @@ async def test_a_live_scenario_in_presentation_mode_is_legible(
     assert p.caption_bar.where.text() == "1 / 7 · Batching server"
     assert window.questions.questions() == scenario.questions
 
-    finished = wait_signal(window.runFinished, 90, "the batching scenario's live run")
+    finished = await listen(window.runFinished, 90, "the batching scenario's live run")
     key(window, Qt.Key.Key_Space)
     (state,) = await finished
     assert [r.outcome for r in state.requests] == ["done"] * 6
@@ -238,18 +247,18 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     replayed = window.recordings.replay.player
     assert replayed is not None and replayed.playing and replayed.position < player.duration / 2
     assert not window.recordings.replay.bar.isVisible()  # keys drive it, not the bar
-    finished = wait_signal(window.runFinished, 60, "the replay to finish")
+    finished = await listen(window.runFinished, 60, "the replay to finish")
     replayed.set_speed(4.0)
     (state,) = await finished
     assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
 
     # a live run: Space runs, Esc stops it (and does not leave)
     key(window, Qt.Key.Key_1)
-    started = wait_signal(window.controller.runStarted, 60, "the live run to start")
+    started = await listen(window.controller.runStarted, 60, "the live run to start")
     key(window, Qt.Key.Key_Space)
     await started
     assert window.controller.busy
-    stopped = wait_signal(window.runFinished, 30, "the stopped run to end")
+    stopped = await listen(window.runFinished, 30, "the stopped run to end")
     key(window, Qt.Key.Key_Escape)
     (state,) = await stopped
     assert state.ended is not None and state.ended.stopped and p.active
@@ -277,7 +286,7 @@ async def test_dependent_questions_measure_the_combined_request_against_the_chai
     await active(window)
     window.presentation.set_active(True)
     key(window, Qt.Key.Key_7)
-    finished = wait_signal(window.runFinished, 90, "the dependent scenario's live run")
+    finished = await listen(window.runFinished, 90, "the dependent scenario's live run")
     key(window, Qt.Key.Key_Space)
     (state,) = await finished
     assert [r.group for r in state.requests] == ["combined", "sequential", "sequential"]
@@ -288,3 +297,44 @@ async def test_dependent_questions_measure_the_combined_request_against_the_chai
         f"Measured: the combined request finished in {combined:.1f} s, the chain of 2 "
         f"requests in {chain:.1f} s — combining finished {chain - combined:.1f} s sooner."
     )
+
+
+@pytest.mark.asyncio
+async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
+    window_sized: Any,
+) -> None:
+    window = window_sized((1920, 1080))
+    await active(window)
+    window.presentation.set_active(True)
+    chart_ui = window.token_chart
+    assert chart_ui.chart.isHidden()
+    key(window, Qt.Key.Key_T)  # T shows it beside the timeline
+    chart = chart_ui.chart
+    assert chart.isVisible() and chart_ui.action.isChecked()
+    assert chart.parentWidget() is window.timeline.parentWidget()  # side by side
+    recording = load_recording(dict(demo_files())["batching"])
+    finished = await listen(window.runFinished, 60, "the replay to finish")
+    assert window.recordings.show_recording(recording, speed=2.0)
+
+    def drawn(group: str) -> int:
+        xs = chart.curves[group].getData()[0]
+        return 0 if xs is None else len(xs)
+
+    await wait_until(lambda: drawn("combined") > 1, 20, "the combined curve grew during replay")
+    (state,) = await finished
+    await wait_until(lambda: drawn("parallel") > 1, 5, "the chart drew the parallel curve")
+    await wait_until(
+        lambda: drawn("parallel") == len(token_curve(state.group("parallel"))),
+        5,
+        "the chart caught up with the last events",
+    )
+    groups = summarize(state).groups
+    for group in ("combined", "parallel"):
+        xs, ys = chart.curves[group].getData()
+        expected = token_curve(state.group(group))
+        assert list(xs) == [t for t, _ in expected] and list(ys) == [n for _, n in expected]
+        assert ys[-1] == pytest.approx(groups[group].output_tokens)
+    # the parallel streams together climb faster than the one combined stream
+    assert groups["parallel"].makespan_s < groups["combined"].makespan_s
+    key(window, Qt.Key.Key_T)
+    assert chart_ui.chart.isHidden()
