@@ -79,18 +79,37 @@ def test_missing_ca_bundle_is_a_problem_with_a_fix() -> None:
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     i = lines.index(next(line for line in lines if line.startswith("PROBLEM TLS")))
-    assert "SSL_CERT_FILE=/no/such/ca.pem is not an existing file" in lines[i]
-    assert lines[i + 1].strip().startswith("fix: point SSL_CERT_FILE at your CA bundle")
+    assert "SSL_CERT_FILE=/no/such/ca.pem does not exist" in lines[i]
+    assert lines[i + 1].strip() == "fix: point it at a CA bundle (PEM) or unset it"
 
 
-def test_proxy_without_loopback_exemption_is_a_problem_and_credentials_stay_hidden() -> None:
-    proc = doctor("--skip-endpoint", HTTPS_PROXY="http://alice:s3cret-pw@proxy.example:3128")
+def test_proxy_for_loopback_is_a_problem_and_credentials_stay_hidden() -> None:
+    proc = doctor("--skip-endpoint", HTTP_PROXY="http://alice:s3cret-pw@proxy.example:3128")
     assert proc.returncode == 1
     assert "s3cret-pw" not in proc.stdout + proc.stderr
     assert "alice" not in proc.stdout + proc.stderr
-    assert "HTTPS_PROXY=http://***@proxy.example:3128" in proc.stdout
-    assert any("NO_PROXY does not name 127.0.0.1" in x for x in proc.stdout.splitlines())
+    assert "HTTP_PROXY=http://***@proxy.example:3128" in proc.stdout
+    problem = lines_with(proc.stdout, "PROBLEM", "proxy")
+    assert problem and "HTTP_PROXY also applies to 127.0.0.1" in problem[0]
     assert "export NO_PROXY=127.0.0.1" in proc.stdout
+
+
+def test_https_proxy_leaves_the_plain_http_builtin_endpoint_alone() -> None:
+    proc = doctor("--skip-endpoint", HTTPS_PROXY="http://proxy.example:3128")
+    assert proc.returncode == 0, proc.stdout
+    assert "PROBLEM" not in proc.stdout
+
+
+def test_socks_proxy_without_socksio_is_a_problem() -> None:
+    import importlib.util
+
+    proc = doctor("--skip-endpoint", ALL_PROXY="socks5://proxy.example:1080", NO_PROXY="127.0.0.1")
+    if importlib.util.find_spec("socksio") is None:
+        assert proc.returncode == 1
+        problem = lines_with(proc.stdout, "PROBLEM", "proxy")
+        assert problem and "is a SOCKS proxy, which needs the 'socksio' package" in problem[0]
+    else:  # httpx[socks] installed: the same proxy is fine
+        assert proc.returncode == 0, proc.stdout
 
 
 def test_proxy_with_loopback_exemption_is_fine() -> None:

@@ -14,6 +14,7 @@ problem and note:
 * the network environment: ``HTTP(S)_PROXY``/``ALL_PROXY``/``NO_PROXY`` as httpx reads them
   (credentials in proxy URLs are never printed), and ``SSL_CERT_FILE``/``SSL_CERT_DIR``;
 * the folders splitdesk writes (settings, logs, data; ``platformdirs``);
+* the ffmpeg that MP4 export runs;
 * the built-in endpoint: it starts as a child process and answers a chat completion over
   loopback HTTP, through the same proxy settings a run uses; and the engine process starts.
 
@@ -32,7 +33,12 @@ from typing import Any
 from splitdesk import __version__
 from splitdesk.childproc import is_frozen
 from splitdesk.doctor.endpoint import check_endpoint
-from splitdesk.doctor.environment import check_folders, check_keyring, check_network_env
+from splitdesk.doctor.environment import (
+    check_ffmpeg,
+    check_folders,
+    check_keyring,
+    check_network_env,
+)
 from splitdesk.doctor.finding import Finding
 from splitdesk.doctor.qt import check_qt, qt_probe
 
@@ -77,6 +83,7 @@ def collect(skip_endpoint: bool = False) -> list[Finding]:
     findings += check_keyring()
     findings += check_network_env()
     findings += check_folders()
+    findings += check_ffmpeg()
     if not skip_endpoint:
         findings += check_endpoint()
     return findings

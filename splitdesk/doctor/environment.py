@@ -102,16 +102,22 @@ def _redacted(url: str) -> str:
     return url
 
 
-def _loopback_bypassed(no_proxy: str) -> bool:
-    hosts = {h.strip().lower() for h in no_proxy.split(",")}
-    return bool(hosts & {"*", "127.0.0.1", "127.0.0.0/8"})
+#: Where the built-in endpoint listens; a proxy the environment sets for it breaks runs.
+LOOPBACK_URL = "http://127.0.0.1:8000/v1"
+
+
+def _split_fix(message: str) -> tuple[str, str | None]:
+    """``core.netenv``'s sentences end in "— what to do": (what is wrong, the fix)."""
+    what, sep, fix = message.partition(" — ")
+    return (what, fix) if sep else (message, None)
 
 
 def check_network_env() -> list[Finding]:
-    """Proxy variables as httpx reads them (``urllib.request.getproxies``), and the CA
-    bundle variables."""
-    import importlib.util
+    """Proxy and CA variables, judged by :mod:`splitdesk.core.netenv` (the same rules a
+    run applies: httpx's reading of the environment)."""
     from urllib.request import getproxies
+
+    from splitdesk.core.netenv import proxy_for, proxy_problem, tls_problem
 
     out: list[Finding] = []
     proxies = {k: v for k, v in getproxies().items() if k in ("http", "https", "all", "no")}
@@ -122,57 +128,41 @@ def check_network_env() -> list[Finding]:
         shown = ", ".join(f"{k.upper()}_PROXY={_redacted(v)}" for k, v in used.items())
         out.append(Finding("proxy", "ok", shown + f"; NO_PROXY={proxies.get('no', '')!r}"))
         for key, value in used.items():
-            scheme = urllib.parse.urlsplit(value if "://" in value else f"http://{value}").scheme
-            if scheme.startswith("socks") and importlib.util.find_spec("socksio") is None:
-                out.append(
-                    Finding(
-                        "proxy",
-                        "problem",
-                        f"{key.upper()}_PROXY is a SOCKS proxy, which needs the socksio package",
-                        "pip install 'httpx[socks]' into splitdesk's environment, or use an "
-                        "HTTP proxy",
-                    )
-                )
-            elif scheme not in ("http", "https", "socks5", "socks5h"):
-                out.append(
-                    Finding(
-                        "proxy",
-                        "problem",
-                        f"{key.upper()}_PROXY has scheme {scheme!r}, which httpx cannot use",
-                        "give the proxy as http://HOST:PORT",
-                    )
-                )
-        if not _loopback_bypassed(proxies.get("no", "")):
+            url = value if "://" in value else f"http://{value}"
+            problem = proxy_problem(url, f"{key.upper()}_PROXY")
+            if problem:
+                what, fix = _split_fix(problem)
+                out.append(Finding("proxy", "problem", _redacted_text(what, value), fix))
+        through = proxy_for(LOOPBACK_URL)
+        if through is not None:
             out.append(
                 Finding(
                     "proxy",
                     "problem",
-                    "NO_PROXY does not name 127.0.0.1: requests to the built-in endpoint and "
-                    "to local servers go through the proxy",
+                    f"{through[1]} also applies to 127.0.0.1: requests to the built-in "
+                    "endpoint and to local servers go through the proxy",
                     "export NO_PROXY=127.0.0.1,localhost,::1 (keep its other entries)",
                 )
             )
-    for var, want_dir in (("SSL_CERT_FILE", False), ("SSL_CERT_DIR", True)):
-        cert_value = os.environ.get(var)
-        if not cert_value:
-            continue
-        path = Path(cert_value)
-        good = path.is_dir() if want_dir else path.is_file()
-        if good:
-            out.append(Finding("TLS", "ok", f"{var}={cert_value} exists"))
-        else:
-            kind = "folder" if want_dir else "file"
-            out.append(
-                Finding(
-                    "TLS",
-                    "problem",
-                    f"{var}={cert_value} is not an existing {kind}: HTTPS connections will fail",
-                    f"point {var} at your CA bundle {kind}, or unset it",
-                )
-            )
-    if not any(os.environ.get(v) for v in ("SSL_CERT_FILE", "SSL_CERT_DIR")):
-        out.append(Finding("TLS", "ok", "system CA certificates (SSL_CERT_FILE/DIR not set)"))
+    problem = tls_problem()
+    if problem:
+        what, fix = _split_fix(problem)
+        out.append(Finding("TLS", "problem", what, fix or "unset it or point it at CA files"))
+    else:
+        named = [
+            f"{v}={os.environ[v]}" for v in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(v)
+        ]
+        where = ", ".join(named) if named else "the system's (SSL_CERT_FILE/DIR not set)"
+        out.append(Finding("TLS", "ok", f"CA certificates: {where}"))
     return out
+
+
+def _redacted_text(text: str, proxy: str) -> str:
+    """``text`` with ``proxy`` (and its password-only redaction) shown without credentials."""
+    parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    if parts.username or parts.password:
+        text = text.replace(f"{parts.username}:***@", "***@").replace(proxy, _redacted(proxy))
+    return text
 
 
 def _writable_folder(path: Path) -> tuple[bool, str]:
@@ -217,3 +207,23 @@ def check_folders() -> list[Finding]:
                 )
             )
     return out
+
+
+def check_ffmpeg() -> list[Finding]:
+    """The ffmpeg that MP4 export runs (imageio-ffmpeg's own binary, else the system's; a
+    bundle built without it relies on the system's)."""
+    try:
+        import imageio_ffmpeg
+
+        exe = imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError, OSError):
+        return [
+            Finding(
+                "ffmpeg",
+                "note",
+                "no ffmpeg found: MP4 export is unavailable (GIF, PNG, SVG, CSV, JSON work)",
+                "install ffmpeg (Debian/Ubuntu: apt install ffmpeg) or set IMAGEIO_FFMPEG_EXE "
+                "to an ffmpeg binary",
+            )
+        ]
+    return [Finding("ffmpeg", "ok", f"MP4 export uses {exe}")]
