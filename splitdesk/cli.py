@@ -226,8 +226,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mode",
         default="all",
-        choices=["combined", "parallel", "sequential", "all"],
-        help="which way(s) to send the questions (default all: one after another)",
+        choices=["combined", "parallel", "sequential", "all", "dependent"],
+        help="which way(s) to send the questions (default all: one after another; "
+        "dependent: combined, then the chain where each request carries the previous answer)",
     )
     p.add_argument(
         "--repeat",
@@ -329,7 +330,7 @@ def run_bench_command(
         template = qs.template
     if not questions:
         questions = builtin_sets()[DEFAULT_SET].texts
-    if len(questions) < 2 and args.mode in ("combined", "all"):
+    if len(questions) < 2 and args.mode in ("combined", "all", "dependent"):
         return fail(
             f"--mode {args.mode} needs at least 2 questions to combine (got {len(questions)}); "
             "use --mode parallel for one"
