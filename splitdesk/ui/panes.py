@@ -39,6 +39,11 @@ from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
 from splitdesk.ui.throttle import Throttle
 
+#: Streaming text is appended at most this often (ms): ~30 times a second reads as a
+#: smooth stream, and each append re-lays out the pane's text in Qt (the window's main
+#: cost per token; issue 13). Every pane shares the frame grid (:class:`Throttle`).
+PANE_MS = 33
+
 STATE_LABELS = {
     "planned": "queued",
     "waiting": "waiting for first token",
@@ -234,7 +239,7 @@ class RequestPane(QFrame):
         self._reasoning_parts = 0
         self._header = ""
         self._stale = False
-        self.throttle = Throttle(self.refresh, parent=self)
+        self.throttle = Throttle(self.refresh, PANE_MS, parent=self)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
         self.badge = Badge(badge, color, ui_font(scale, 0, bold=True))

@@ -2,7 +2,8 @@
 
 Streams deliver hundreds of events per second; each view marks itself dirty and asks its
 throttle to repaint. The throttle calls back at most once per ``interval_ms`` (16 ms ≈ 60
-frames per second) and :meth:`Throttle.flush` runs the callback at once, so the last
+frames per second), on a frame grid shared by every throttle of that interval (so views
+refresh, and Qt paints them, together), and :meth:`Throttle.flush` runs the callback at once, so the last
 tokens of a finished stream are always painted (qutebrowser's ``misc/throttle.py`` idea).
 """
 
@@ -49,12 +50,21 @@ class Throttle(QObject):
         return self._pending
 
     def request(self) -> None:
-        """Ask for a call; several requests within one interval make one call."""
+        """Ask for a call; several requests within one interval make one call.
+
+        The call comes at the next multiple of the interval on the monotonic clock (and
+        never sooner than an interval after the last call), so every view throttled at
+        the same interval refreshes in the same turn of the event loop and Qt paints them
+        all in one pass — not one pass per pane at scattered times."""
         if self._pending:
             return
         self._pending = True
-        elapsed_ms = (time.monotonic() - self._last) * 1000
-        self._timer.start(max(0, int(self._interval - elapsed_ms)))
+        now_ms = time.monotonic() * 1000
+        delay = self._interval - now_ms % self._interval
+        since_last = now_ms - self._last * 1000
+        if since_last + delay < self._interval:  # same slot as the last call: next one
+            delay += self._interval
+        self._timer.start(max(0, round(delay)))
 
     def flush(self) -> None:
         """Make the pending call now (no-op when none is pending)."""

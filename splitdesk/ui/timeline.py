@@ -33,6 +33,9 @@ from splitdesk.ui.throttle import Throttle
 
 BAR_HEIGHT = 0.62
 LIVE_MS = 33
+#: While a run streams, the x axis grows by this factor when the bars outgrow it, so the
+#: plot is not re-laid out (axis, ticks, every label's transform) on every frame.
+LIVE_SPAN_STEP = 1.25
 #: Lanes are at least this many lines of their names' text apart.
 LANE_PITCH = 1.25
 
@@ -147,6 +150,10 @@ class Timeline(QWidget):
             self.plot.addItem(it)
             it.hide()
         self.labels: list[pg.TextItem] = []
+        #: While a run streams, the x range is set with room to grow (``LIVE_SPAN_STEP``)
+        #: and kept until the bars outgrow it; the finished run gets the exact range.
+        self._live_span: float | None = None
+        self._y_set: tuple[int, int] | None = None
         self._no_pen = pg.mkPen(None)
         self.placeholder = pg.TextItem(
             "Each request becomes a lane here: sent → first token → answers → last token",
@@ -195,6 +202,7 @@ class Timeline(QWidget):
         item = self.plot.getPlotItem()
         item.getAxis("bottom").setStyle(showValues=not idle)
         self.placeholder.setVisible(idle)
+        self._y_set = None  # the lanes' y range is set anew
         if idle:
             self.plot.setXRange(0, 1, padding=0)
             self.plot.setYRange(-0.5, 0.5, padding=0)
@@ -223,6 +231,7 @@ class Timeline(QWidget):
             labels = [question_label(q) for q in questions]
         self.question_labels = labels
         self.lane_bar.setValue(0)
+        self._live_span = None
         self._show_idle(False)
         interval = LIVE_MS if len(questions) <= 16 else 3 * LIVE_MS
         self._ticker.setInterval(interval)
@@ -553,8 +562,15 @@ class Timeline(QWidget):
         # room right of the longest bar for its end label ("12.0 s"), however narrow the plot
         label_px = QFontMetrics(ui_font(self.scale, 0, bold=True)).horizontalAdvance("000.0 s")
         plot_px = max(self.plot.getPlotItem().getViewBox().width(), 2 * label_px)
-        self._x_span = xmax * max(1.08, plot_px / (plot_px - label_px))
-        self.plot.setXRange(0, self._x_span, padding=0)
+        span = xmax * max(1.08, plot_px / (plot_px - label_px))
+        live = self.state is not None and self.state.ended is None
+        held = self._live_span
+        if live and held is not None and held / LIVE_SPAN_STEP**2 <= span <= held:
+            pass  # the growing bars fit: no new axis, ticks and label transforms this frame
+        else:
+            self._x_span = span * (LIVE_SPAN_STEP if live else 1.0)
+            self._live_span = self._x_span if live else None
+            self.plot.setXRange(0, self._x_span, padding=0)
         self._draw_labels(seg_labels, end_labels)
 
     def _set_lane_ticks(self) -> None:
@@ -582,7 +598,9 @@ class Timeline(QWidget):
             self.lane_bar.setVisible(extra > 0)
         top = min(self.lane_bar.value(), extra)
         self.lane_top, self.lanes_shown = top, shown
-        self.plot.setYRange(top - 0.6, top + shown - 0.4, padding=0)
+        if self._y_set != (top, shown):  # re-setting the same range still re-lays out
+            self._y_set = (top, shown)
+            self.plot.setYRange(top - 0.6, top + shown - 0.4, padding=0)
         metrics = QFontMetrics(font)
         full = [n_.replace(" in 1)", ")") if extra else n_ for n_ in self.lanes]
         widest_full = max((metrics.horizontalAdvance(x) for x in full), default=0)
