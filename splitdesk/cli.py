@@ -276,6 +276,15 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="send a phase's requests together from one barrier (default) or each as the "
         "event loop schedules it, as a plain script does",
     )
+    p.add_argument(
+        "--price-in",
+        type=float,
+        metavar="P",
+        help="price per million prompt tokens (with --price-out: each side's cost from usage)",
+    )
+    p.add_argument(
+        "--price-out", type=float, metavar="P", help="price per million output tokens"
+    )
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", metavar="FILE", help="verify TLS with this CA bundle")
     tls.add_argument(
@@ -395,6 +404,14 @@ def run_bench_command(
         verify=False if args.insecure else (args.ca_bundle or True),
         client=ClientPattern(cold=args.cold, release=args.release),
     )
+    if (args.price_in is None) != (args.price_out is None):
+        return fail("--price-in and --price-out go together (prices per million tokens)")
+    if args.price_in is not None:
+        if not all(math.isfinite(v) and v >= 0 for v in (args.price_in, args.price_out)):
+            return fail("--price-in/--price-out must be numbers >= 0")
+        from splitdesk.core.cost import Prices
+
+        opts.prices = Prices(input_per_m=args.price_in, output_per_m=args.price_out)
     if template is not None:
         opts.template = template
     try:

@@ -22,6 +22,7 @@ import httpx
 from splitdesk.builtin_endpoint import BUILTIN_MODEL, Launcher
 from splitdesk.core.bench_table import format_table
 from splitdesk.core.client_pattern import ClientPattern
+from splitdesk.core.cost import Prices, cost_document
 from splitdesk.core.diagnosis import summary_lines
 from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.plans import make_plan
@@ -78,6 +79,8 @@ class BenchOptions:
     template: CombinedTemplate = field(default_factory=CombinedTemplate)
     #: ``--cold`` / ``--release``: the client's pattern (:mod:`splitdesk.core.client_pattern`)
     client: ClientPattern = field(default_factory=ClientPattern)
+    #: ``--price-in``/``--price-out``: per million tokens (no default: no cost without them)
+    prices: Prices | None = None
 
 
 def modes_of(mode: str) -> list[str]:
@@ -248,8 +251,16 @@ def run_bench(
             info["profile"] = opts.profile
         doc = bench_document(info, opts.questions, runs)
         doc["client"] = opts.client.to_json()
+        doc["cost"], cost_lines = cost_document(
+            [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
+        )
         table = "\n".join(
-            [format_table(doc, runs), *summary_lines(doc["summary"]), opts.client.describe()]
+            [
+                format_table(doc, runs),
+                *summary_lines(doc["summary"]),
+                *cost_lines,
+                opts.client.describe(),
+            ]
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if opts.json_path == "-":
