@@ -130,6 +130,17 @@ def test_unwritable_settings_folder_is_a_problem(tmp_path: Path) -> None:
     assert "SPLITDESK_CONFIG_DIR" in proc.stdout
 
 
+def test_data_folder_is_the_one_recordings_use(tmp_path: Path) -> None:
+    """SPLITDESK_DATA_DIR moves the auto-saved recordings; doctor checks that folder."""
+    blocker = tmp_path / "data-file"
+    blocker.write_text("not a folder")
+    proc = doctor("--skip-endpoint", SPLITDESK_DATA_DIR=str(blocker))
+    assert proc.returncode == 1
+    problem = lines_with(proc.stdout, "PROBLEM", "folders")
+    assert problem and f"data: {blocker} is not a folder" in problem[0]
+    assert "set SPLITDESK_DATA_DIR" in proc.stdout
+
+
 def test_no_display_is_a_problem_and_the_rest_still_runs_offscreen() -> None:
     proc = doctor("--skip-endpoint", QT_QPA_PLATFORM=None, DISPLAY=None, WAYLAND_DISPLAY=None)
     assert proc.returncode == 1

@@ -181,6 +181,7 @@ def check_folders() -> list[Finding]:
     """The settings, log and data folders: each must exist writable or be creatable."""
     import platformdirs
 
+    from splitdesk.core.recording import data_dir
     from splitdesk.core.settings import config_dir
 
     log_override = os.environ.get("SPLITDESK_LOG_DIR")
@@ -190,7 +191,7 @@ def check_folders() -> list[Finding]:
             Path(log_override) if log_override else platformdirs.user_log_path("splitdesk"),
             "SPLITDESK_LOG_DIR",
         ),
-        "data": (platformdirs.user_data_path("splitdesk"), "XDG_DATA_HOME"),
+        "data": (data_dir(), "SPLITDESK_DATA_DIR"),  # where recordings are auto-saved
     }
     out = []
     for label, (path, variable) in folders.items():
