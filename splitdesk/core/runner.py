@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -114,6 +114,27 @@ class RunConfig:
     backoff_s: float = 1.0
     warm_connections: bool = True
     release: str = "barrier"
+    #: keep every response's raw reads with their arrival times in ``Runner.raw`` (the
+    #: stream inspector, :mod:`splitdesk.core.stream_inspector`); off by default
+    capture_raw: bool = False
+
+
+class _RawTap(httpx.AsyncByteStream):
+    """A response body stream that also appends each read, stamped by ``clock``, to
+    ``sink`` (``RunConfig.capture_raw``)."""
+
+    def __init__(self, inner: Any, sink: list[tuple[int, bytes]], clock: Clock) -> None:
+        self.inner = inner
+        self.sink = sink
+        self.clock = clock
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.inner:
+            self.sink.append((self.clock(), bytes(chunk)))
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def _transports(client: httpx.AsyncClient) -> list[httpx.AsyncHTTPTransport]:
@@ -169,6 +190,8 @@ class Runner:
         #: True when this run's responses are stamped where the event loop received them
         #: (:mod:`splitdesk.core.arrivals`), not after parsing.
         self.arrival_stamps = False
+        #: ``capture_raw``: request index → its answered attempt's ``(arrival_ns, bytes)``
+        self.raw: dict[int, list[tuple[int, bytes]]] = {}
         self._ended: set[int] = set()
         self._models_lock = asyncio.Lock()
         self._models_note: str | None = None
@@ -495,6 +518,9 @@ class Runner:
         the bytes read last); returns (finish reason, error, time of the last answer text)."""
         finish: str | None = None
         error: RequestError | None = None
+        if self.config.capture_raw:  # the reads as they arrive, for the stream inspector
+            response.stream = _RawTap(response.stream, self.raw.setdefault(i, []), clock)
+            self.raw[i].clear()  # a retried request keeps its answered attempt's reads
         deltas = iter_deltas(response, self.provider.decoder(), self.provider.framing, clock)
         async with contextlib.aclosing(deltas):
             async for delta in deltas:
