@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 #: The groups drawn, with their legend names.
 SERIES: tuple[tuple[Group, str], ...] = (
-    ("combined", "combined (1 request)"),
-    ("parallel", "parallel (sum of streams)"),
+    ("combined", "combined"),
+    ("parallel", "parallel, summed"),
 )
 
 
@@ -39,7 +39,8 @@ class TokenChart(QWidget):
     def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.theme = theme
-        self.title = QLabel("Tokens received (cumulative)")
+        self.title = QLabel("Tokens received")
+        self.title.setWordWrap(True)
         self.title.setObjectName("sectionTitle")
         self.title.setFont(ui_font(scale, 0, bold=True))
         self.plot = pg.PlotWidget(background=theme.window)
@@ -54,9 +55,13 @@ class TokenChart(QWidget):
             axis.setTextPen(pg.mkPen(theme.text))
             axis.setStyle(tickFont=font)
         item.getAxis("bottom").setLabel("seconds", color=theme.muted)
-        legend = item.addLegend(offset=(8, 8), labelTextColor=theme.text)
-        legend.setLabelTextSize(f"{round(10 * scale)}pt")
         colors = {"combined": theme.combined, "parallel": theme.accent}
+        # the key in the title, never over the curves
+        key = " &nbsp;".join(
+            f"<span style='color:{colors[group]}'>━</span>&nbsp;{name.replace(' ', '&nbsp;')}"
+            for group, name in SERIES
+        )
+        self.title.setText(f"Tokens so far: {key}")
         self.curves = {
             group: item.plot([], [], name=name, pen=pg.mkPen(colors[group], width=3))
             for group, name in SERIES
