@@ -280,6 +280,11 @@ class MainWindow(QMainWindow):
             "one after another: combined, then parallel, each on an idle server (fair measurement)"
         )
         self.mode.currentIndexChanged.connect(self._inputs_changed)
+        self.mode.currentIndexChanged.connect(self._fit_mode_box)
+        self.mode.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self._fit_mode_box()
         self.sequential = QCheckBox("+ sequential")
         self.sequential.setToolTip(
             "In “one after another”, also send the questions one at a time (the baseline)"
@@ -301,6 +306,7 @@ class MainWindow(QMainWindow):
             spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy()
         )
         bar.addWidget(spacer)
+        self._toolbar_spacer = spacer  # what follows it may go to the overflow menu
         self.problem_label = QLabel("")
         self.problem_label.setObjectName("problem")
         bar.addWidget(self.problem_label)
@@ -333,6 +339,20 @@ class MainWindow(QMainWindow):
         )
         self._persist.request()
 
+    def _fit_mode_box(self) -> None:
+        """The mode box as wide as the chosen mode's name (the longest one would take a
+        projector's toolbar); the list shows every name whole."""
+        text = self.mode.currentText()
+        char = max(self.mode.fontMetrics().horizontalAdvance("x"), 1)
+        self.mode.setMinimumContentsLength(
+            self.mode.fontMetrics().horizontalAdvance(text) // char + 2
+        )
+        self.mode.view().setMinimumWidth(
+            max(self.mode.fontMetrics().horizontalAdvance(t) for t in MODES) + 40
+        )
+        if hasattr(self, "_toolbar"):
+            self._fit_endpoint_button()
+
     def _fit_endpoint_button(self) -> None:
         """The endpoint button's longest wording that fits beside the other toolbar
         buttons ("Built-in · batching · 1×", "batching · 1×", "batching"), never pushed
@@ -341,14 +361,14 @@ class MainWindow(QMainWindow):
         parts = full.split(" · ")
         variants = [full, " · ".join(parts[1:]), parts[1] if len(parts) > 1 else full]
         bar = self._toolbar
-        taken = sum(
-            w.sizeHint().width() + 6
-            for w in bar.findChildren(QWidget)
-            if w.parentWidget() is bar
-            and w.isVisibleTo(bar)
-            and w is not self.endpoint_button
-            and not isinstance(w, QToolBar)
-        )
+        taken = 0  # from the actions, whether or not the toolbar has them in its overflow
+        for action in bar.actions():
+            w = bar.widgetForAction(action)
+            if w is self._toolbar_spacer:
+                break
+            if not action.isVisible() or w is self.endpoint_button:
+                continue
+            taken += (w.sizeHint().width() if w is not None else 0) + 6
         room = bar.contentsRect().width() - taken - 40  # separators, handle, overflow arrow
         chosen = variants[-1]
         for text in variants:
@@ -644,6 +664,7 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         """First show: give the panes a bit more than half the height."""
         super().showEvent(event)
+        self._fit_endpoint_button()
         if not self._sized:
             self._sized = True
             chosen = self.settings.sidebar_collapsed
