@@ -212,6 +212,20 @@ def run_gui(opts: GuiOptions) -> int:
     app.setWindowIcon(icon)
     app.setQuitOnLastWindowClosed(False)  # the window closes itself once cleanup is done
 
+    # SIGTERM/SIGINT close the window as the user would — from before the first child
+    # process starts: a signal that came while the window was still being built would
+    # otherwise kill the app with its default action, cleanup skipped.
+    windows: list[MainWindow] = []
+    early: list[int] = []
+
+    def on_signal(signum: int, *_: object) -> None:
+        if windows:
+            QTimer.singleShot(0, windows[0].close)
+        else:
+            early.append(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     notifier = CrashNotifier()
     logs.install_excepthook(notifier.notify)
     loop = qasync.QEventLoop(app)
@@ -234,11 +248,9 @@ def run_gui(opts: GuiOptions) -> int:
     window.closed.connect(closed.set)
     result: dict[str, int] = {"status": 0}
 
-    def on_signal(*_: object) -> None:
+    windows.append(window)
+    if early:  # asked to stop while the window was being built
         QTimer.singleShot(0, window.close)
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     wake = QTimer()  # lets Python run its signal handlers while Qt waits
     wake.start(200)
     wake.timeout.connect(lambda: None)

@@ -62,14 +62,18 @@ def task_slot(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., None
 
 
 async def cancel_pending(within: float = 1.0) -> int:
-    """When the window closes: cancel the tasks started from slots (:func:`task_slot`),
-    and give every other spawned task (a save, an autosave) up to ``within`` s to finish.
-    The calling task is left alone. Returns how many were cancelled."""
+    """When the window closes: cancel the tasks started from slots (:func:`task_slot`) and
+    wait up to ``within`` s for them to end. Other spawned tasks (a save, an autosave, the
+    prediction the controller cancels itself) are left to their owners. The calling task
+    is left alone. Returns how many were cancelled."""
     here = asyncio.current_task()
-    others = [t for t in _RUNNING if t is not here and not t.done()]
-    slots = [t for t in others if t.get_name().startswith(SLOT_PREFIX)]
+    slots = [
+        t
+        for t in _RUNNING
+        if t is not here and not t.done() and t.get_name().startswith(SLOT_PREFIX)
+    ]
     for task in slots:
         task.cancel()
-    if others:
-        await asyncio.wait(others, timeout=within)
+    if slots:
+        await asyncio.wait(slots, timeout=within)
     return len(slots)
