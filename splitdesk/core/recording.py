@@ -41,6 +41,7 @@ import dataclasses
 import gzip
 import io
 import json
+import math
 import os
 import tempfile
 import weakref
@@ -203,6 +204,12 @@ def _parse_event(raw: Any) -> RunEvent:
         first = exc.errors()[0]
         where = _loc(first["loc"]) or "event"
         raise ValueError(f"{where}: {first['msg']} ({kind} event)") from None
+    # JSON from Python may hold NaN/Infinity (and 1e999 parses as inf): a time that is not
+    # finite would hang a replay's clock and break the exports, so it is refused here.
+    for f in dataclasses.fields(parsed):
+        value = getattr(parsed, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{f.name}: must be a finite number, got {value!r} ({kind} event)")
     return parsed
 
 

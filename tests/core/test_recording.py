@@ -247,6 +247,11 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     add("missing-field", _edit(_doc(), ("runs", 0, "events", 3, "t"), None), "runs[0].events[3]")
     add("unknown-kind", _edit(_doc(), ("runs", 0, "events", 5, "kind"), "telepathy"), "telepathy")
     add("no-runs", _edit(_doc(), ("runs",), []), "runs:")
+    # Python's json writes NaN/Infinity; a replay of such a time would never end
+    nan = _edit(_doc(), ("runs", 0, "events", 20, "t"), float("nan"))
+    add("nan-time", nan, "t: must be a finite number")
+    inf = _edit(_doc(), ("runs", 0, "events", -1, "t"), float("inf"))
+    add("inf-time", inf, "t: must be a finite number")
     add(
         "unplanned-request",
         _edit(_doc(), ("runs", 0, "events", 25, "req"), 99),
