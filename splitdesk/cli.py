@@ -277,6 +277,30 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "event loop schedules it, as a plain script does",
     )
     p.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        metavar="W",
+        help="run W discarded warm-up rounds first (default 0)",
+    )
+    p.add_argument(
+        "--pause", type=float, default=0.0, metavar="S", help="wait S seconds between runs"
+    )
+    nonce = p.add_mutually_exclusive_group()
+    nonce.add_argument(
+        "--nonce",
+        dest="nonce",
+        action="store_true",
+        default=None,
+        help="open every run's prompts with a fresh nonce (default: on when --repeat > 1)",
+    )
+    nonce.add_argument(
+        "--no-nonce",
+        dest="nonce",
+        action="store_false",
+        help="send identical prompts every run (the server's prefix cache may serve them)",
+    )
+    p.add_argument(
         "--price-in",
         type=float,
         metavar="P",
@@ -404,6 +428,11 @@ def run_bench_command(
         verify=False if args.insecure else (args.ca_bundle or True),
         client=ClientPattern(cold=args.cold, release=args.release),
     )
+    if args.warmup < 0:
+        return fail("--warmup must be >= 0")
+    if not (math.isfinite(args.pause) and 0 <= args.pause <= 3600):
+        return fail("--pause must be 0-3600 seconds")
+    opts.warmup, opts.pause_s, opts.nonce = args.warmup, args.pause, args.nonce
     if (args.price_in is None) != (args.price_out is None):
         return fail("--price-in and --price-out go together (prices per million tokens)")
     if args.price_in is not None:

@@ -33,6 +33,7 @@ from splitdesk.core.recording import (
     keep_events,
     save_recording,
 )
+from splitdesk.core.repeats import mode_order, new_nonce, repeats_line, with_nonce
 from splitdesk.core.report import BenchRun, bench_document
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner, Timeouts, classify_transport_error, redact
@@ -81,6 +82,16 @@ class BenchOptions:
     client: ClientPattern = field(default_factory=ClientPattern)
     #: ``--price-in``/``--price-out``: per million tokens (no default: no cost without them)
     prices: Prices | None = None
+    #: ``--warmup``/``--pause``/``--nonce`` (:mod:`splitdesk.core.repeats`); ``nonce``
+    #: ``None``: on when ``repeat`` > 1
+    warmup: int = 0
+    pause_s: float = 0.0
+    nonce: bool | None = None
+
+    @property
+    def nonce_on(self) -> bool:
+        """Whether every run's prompts open with a nonce."""
+        return self.repeat > 1 if self.nonce is None else self.nonce
 
 
 def modes_of(mode: str) -> list[str]:
@@ -161,9 +172,15 @@ async def _bench(
         warm_connections=not opts.client.cold,
         release=opts.client.release,
     )
-    for k in range(opts.repeat):
-        for mode in modes_of(opts.mode):
+    first = True
+    for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
+        for mode in mode_order(modes_of(opts.mode), k):
             plan = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
+            if opts.nonce_on:
+                plan = with_nonce(plan, new_nonce())
+            if opts.pause_s and not first:
+                await asyncio.sleep(opts.pause_s)  # --pause: the server settles between runs
+            first = False
             predicted = None
             if sim_root is not None:
                 try:
@@ -176,8 +193,13 @@ async def _bench(
             state = RunState()
             if opts.record_path:
                 keep_events(state)  # every event with its time, for --record
-            print(f"  running {mode} (repeat {k + 1}/{opts.repeat}) …", file=err, flush=True)
+            which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
+            print(f"  running {mode} ({which}) …", file=err, flush=True)
             await Runner(config, state.apply).run(opts.questions, plan)
+            if k < 0:
+                if state.ended is not None and state.ended.stopped:
+                    return runs
+                continue
             runs.append(BenchRun(mode, k, state, predicted))
             if state.ended is not None and state.ended.stopped:
                 return runs
@@ -251,6 +273,13 @@ def run_bench(
             info["profile"] = opts.profile
         doc = bench_document(info, opts.questions, runs)
         doc["client"] = opts.client.to_json()
+        doc["repeats"] = {
+            "repeat": opts.repeat,
+            "warmup": opts.warmup,
+            "pause_s": opts.pause_s,
+            "nonce": opts.nonce_on,
+            "order": [mode_order(modes_of(opts.mode), k) for k in range(opts.repeat)],
+        }
         doc["cost"], cost_lines = cost_document(
             [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
         )
@@ -260,6 +289,7 @@ def run_bench(
                 *summary_lines(doc["summary"]),
                 *cost_lines,
                 opts.client.describe(),
+                repeats_line(opts.repeat, opts.warmup, opts.pause_s, opts.nonce_on),
             ]
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
