@@ -86,7 +86,12 @@ class Worker:
         def emit(event: RunEvent) -> None:
             self.write(EventLine(run=run_id, event=event))
 
-        runner = Runner(command.config, emit, start_gate=gate)
+        try:
+            runner = Runner(command.config, emit, start_gate=gate)
+        except Exception as exc:  # a run that cannot even be set up is reported, not fatal
+            self.gates.pop(run_id, None)
+            self.write(EndLine(run=run_id, error=f"{type(exc).__name__}: {exc}"))
+            return
         self.runners[run_id] = runner
 
         async def go() -> None:
@@ -133,7 +138,10 @@ async def serve() -> None:
         except ProtocolError as exc:  # a window of another version, or a bug: say so
             print(f"splitdesk engine: bad command skipped ({exc})", file=sys.stderr, flush=True)
             continue
-        worker.handle(command)
+        try:
+            worker.handle(command)
+        except Exception as exc:  # the engine outlives any one bad command
+            print(f"splitdesk engine: command failed ({exc!r})", file=sys.stderr, flush=True)
     await worker.stop()
     worker.flush()
     out.close()
