@@ -187,7 +187,7 @@ class Presentation(QObject):
         self.caption_bar = CaptionBar()
         self.caption_bar.hide()
         self._insert_caption_bar()
-        self.action = QAction("⛶ Present", window)
+        self.action = QAction("▣ Present", window)  # ⛶ (U+26F6) is in no font we ship
         self.action.setToolTip("Presentation mode: full screen, large type, captions (F11)")
         self.action.setCheckable(True)
         self.action.triggered.connect(self.set_active)
