@@ -73,6 +73,8 @@ class RunRequest:
     key_problem: str | None = None
     #: How the client sends (cold connections, release): the Engineer menu's choice.
     client: ClientPattern = field(default_factory=ClientPattern)
+    #: keep each response's raw reads for the stream inspector (Engineer menu)
+    capture_raw: bool = False
 
 
 class RunController(QObject):
@@ -249,6 +251,7 @@ class RunController(QObject):
             retry_429=s.retry_429,
             warm_connections=not request.client.cold,
             release=request.client.release,
+            capture_raw=request.capture_raw,
         )
         plan = make_plan(
             request.mode, request.questions, request.template, s.max_tokens, request.with_sequential
@@ -398,6 +401,8 @@ class RunController(QObject):
         if finished and not live.events:
             self._timer.stop()
             self.live = None
+            #: the finished run's raw reads (RunRequest.capture_raw), for the stream inspector
+            self.last_raw = live.raw
             exc = live.future.exception()
             died = exc is not None and not self.engine.alive
             if exc is not None:

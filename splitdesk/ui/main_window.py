@@ -471,7 +471,9 @@ class MainWindow(QMainWindow):
                 and self.mode.currentData() == "one-after-another",
                 key_problem=await self.endpoint.key_problem(),
                 client=self.engineer.take(),
+                capture_raw=self.engineer.keep_raw.isChecked(),
             )
+            self.engineer.run_key = request.api_key  # masked in the inspector's raw lines
             ep, sim = request.endpoint, self.controller.sim
             if not ep.is_builtin:  # the wait before the first request says what it waits for
                 self.summary.clear(f"connecting to {ep.host}…")
@@ -624,6 +626,7 @@ class MainWindow(QMainWindow):
             n = len(self.grid.panes)
             self.parallel_title.setText(f"PARALLEL · {n} request{'s' if n != 1 else ''}")
             self.parallel_title.setToolTip("One request per question, all sent at once")
+        self.engineer.attach_inspector(pane, index)  # right-click: Inspect stream…
         self.panes[index] = pane
         return pane
 
