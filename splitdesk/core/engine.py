@@ -43,6 +43,7 @@ from splitdesk.core.engine_protocol import (
 from splitdesk.core.events import RunEvent
 from splitdesk.core.plans import RunPlan
 from splitdesk.core.runner import RunConfig, Runner
+from splitdesk.core.stream_inspector import decode_raw
 
 T = TypeVar("T")
 
@@ -214,6 +215,9 @@ class EngineProcess:
             if run is None:
                 continue
             if isinstance(message, EndLine):
+                if message.raw:  # RunConfig.capture_raw: for the stream inspector
+                    with contextlib.suppress(ValueError):
+                        run.raw = decode_raw(message.raw)
                 run.finish(message.error)
             else:
                 run.events.append(message.event)
@@ -279,6 +283,8 @@ class ProcessRun:
         self.id = run_id
         self.events: collections.deque[RunEvent] = collections.deque()
         self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        #: ``RunConfig.capture_raw``: each request's raw reads, set when the run ends
+        self.raw: dict[int, list[tuple[int, bytes]]] = {}
         self._engine = engine
         self._released = False
 

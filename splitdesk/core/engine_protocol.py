@@ -166,6 +166,9 @@ class EndLine(_Message):
     run: int
     end: Literal[True] = True
     error: str | None = None
+    #: ``RunConfig.capture_raw``: each request's reads, ``(arrival_ns, base64)``
+    #: (:func:`splitdesk.core.stream_inspector.encode_raw`)
+    raw: dict[int, list[tuple[int, str]]] | None = None
 
 
 def _line_kind(value: Any) -> str:

@@ -40,6 +40,7 @@ from splitdesk.core.engine_protocol import (
 )
 from splitdesk.core.events import RunEvent
 from splitdesk.core.runner import Runner
+from splitdesk.core.stream_inspector import encode_raw
 
 
 class Worker:
@@ -103,7 +104,8 @@ class Worker:
             finally:
                 self.runners.pop(run_id, None)
                 self.gates.pop(run_id, None)
-                self.write(EndLine(run=run_id, error=error))
+                raw = encode_raw(runner.raw) if runner.raw else None  # the stream inspector's
+                self.write(EndLine(run=run_id, error=error, raw=raw))
 
         task = asyncio.ensure_future(go())
         self.tasks.add(task)

@@ -8,10 +8,15 @@ run's recording.
 
 from __future__ import annotations
 
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from splitdesk.core.client_pattern import ClientPattern
+from splitdesk.core.stream_inspector import inspect_stream
+from splitdesk.ui.inspector import InspectorDialog
 
 
 class EngineerMenu:
@@ -38,6 +43,17 @@ class EngineerMenu:
         client.addAction(self.as_scheduled)
         #: The pattern of the run started last.
         self.used = ClientPattern()
+        self.keep_raw = QAction("Keep raw events for the stream inspector", window)
+        self.keep_raw.setCheckable(True)
+        self.keep_raw.setChecked(True)
+        self.keep_raw.setToolTip(
+            "Each response's reads as they arrived, kept for the run (right-click a pane: "
+            "Inspect stream…)"
+        )
+        self.menu.addAction(self.keep_raw)
+        #: The key of the run started last (masked in raw lines; never shown).
+        self.run_key: str | None = None
+        self.dialogs: list[InspectorDialog] = []
 
     def pattern(self) -> ClientPattern:
         """The pattern the menu selects now."""
@@ -50,3 +66,37 @@ class EngineerMenu:
         """The pattern for a run starting now (remembered as :attr:`used`)."""
         self.used = self.pattern()
         return self.used
+
+    def attach_inspector(self, pane: QWidget, req: int) -> None:
+        """Give ``pane`` (request ``req``'s) a context menu with "Inspect stream…" (once: the
+        sequential pane, shared by its requests, inspects its first)."""
+        if pane.property("splitdesk_inspector"):
+            return
+        pane.setProperty("splitdesk_inspector", True)
+        pane.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+        def menu(pos: QPoint) -> None:
+            m = QMenu(pane)
+            action = m.addAction("Inspect stream…")
+            action.triggered.connect(lambda: self.open_inspector(req))
+            m.popup(pane.mapToGlobal(pos))
+
+        pane.customContextMenuRequested.connect(menu)
+
+    def open_inspector(self, req: int) -> InspectorDialog | None:
+        """Open the inspector of request ``req`` of the last run; ``None`` (and a status
+        line saying why) when its raw events were not kept."""
+        w: Any = self.window
+        reads = getattr(w.controller, "last_raw", {}).get(req)
+        if not reads:
+            w.statusBar().showMessage(
+                "No raw events for this request: the run is still going, or "
+                "Engineer ▸ Keep raw events was off when it ran"
+            )
+            return None
+        events = inspect_stream(reads, w.endpoint.settings().api, api_key=self.run_key)
+        dialog = InspectorDialog(f"request {req + 1}", events, w)
+        self.dialogs.append(dialog)
+        dialog.finished.connect(lambda _r: self.dialogs.remove(dialog))
+        dialog.show()
+        return dialog
