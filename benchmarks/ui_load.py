@@ -7,11 +7,15 @@ engine thread and built-in endpoint, and measures while the panes and the timeli
 * frames: timeline repaints per second, and pane repaints per second per pane;
 * the engine's timestamp error: client arrival stamp minus the server's emission log;
 * RSS of the process at the end;
-* cold start: from launching ``python`` to the window shown (separate process).
+* cold start: from launching ``python`` to the window shown (separate process);
+* Run pressed (at once, and 2 s after the window shows) → the first request sent, on a
+  fresh app with the built-in endpoint (separate processes);
+* with ``--table``: then the other figures of issue 13's table, from ``window_cpu.py``,
+  ``sim_capacity.py``, ``overhead.py`` and ``fidelity.py`` run one after another.
 
 Goals: lag p99 ≤ 33 ms, timestamp error p99 ≤ 2 ms, RSS ≤ 300 MB, cold start ≤ 1.5 s.
 
-    .venv/bin/python benchmarks/ui_load.py [--streams 64] [--tokens 300]
+    .venv/bin/python benchmarks/ui_load.py [--streams 64] [--tokens 300] [--table]
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -53,6 +59,54 @@ def show(self):
 app.MainWindow.show = show
 app.run_gui(app.GuiOptions())
 """
+
+
+FIRST_REQUEST = """
+import time, os
+delay = float(os.environ["RUN_DELAY"])
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6.QtCore import QTimer
+import splitdesk.app as app
+orig = app.MainWindow.show
+def show(self):
+    orig(self)
+    def press():
+        t0 = time.perf_counter()
+        self.start_run()
+        def poll():
+            st = self.state
+            if st is not None and any(r.t_send is not None for r in st.requests):
+                print(f"first_request {time.perf_counter() - t0:.3f}", flush=True)
+                self.close()
+            else:
+                QTimer.singleShot(2, poll)
+        poll()
+    QTimer.singleShot(int(delay * 1000), press)
+app.MainWindow.show = show
+app.run_gui(app.GuiOptions())
+"""
+
+
+#: The other scripts whose figures make up issue 13's table (with ``--table``).
+TABLE_SCRIPTS: list[tuple[str, list[str]]] = [
+    ("window_cpu.py", ["--sizes", "5,16,64"]),
+    ("sim_capacity.py", ["--streams", "64", "256"]),
+    ("overhead.py", []),
+    ("fidelity.py", []),
+]
+
+
+def run_to_first_request(delay: float) -> float:
+    """Seconds from pressing Run ``delay`` s after the window shows (fresh app, built-in
+    endpoint) to the window seeing the first request sent."""
+    env = dict(os.environ, RUN_DELAY=repr(delay))
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_REQUEST], env=env, capture_output=True, text=True, timeout=90
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("first_request "):
+            return float(line.split()[1])
+    raise SystemExit(f"Run → first request failed: {out.stderr[-500:]}")
 
 
 def cold_start() -> float:
@@ -138,10 +192,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=64)
     parser.add_argument("--tokens", type=int, default=300)
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="afterwards, run the other scripts behind issue 13's table (window_cpu, "
+        "sim_capacity at 64/256, overhead, fidelity) and print their figures too",
+    )
     args = parser.parse_args()
     os.environ.setdefault("SPLITDESK_CONFIG_DIR", "/tmp/splitdesk-bench-config")
+    # auto-saved recordings of the window's runs go to a temporary folder, not the user's
+    data = tempfile.TemporaryDirectory(prefix="splitdesk-ui-load-")
+    os.environ["SPLITDESK_DATA_DIR"] = data.name
     starts = sorted(cold_start() for _ in range(3))
     print(f"cold start to visible window: {starts[1]:.2f} s (median of 3; goal ≤ 1.5 s)")
+    for delay in (0.0, 2.0):
+        firsts = sorted(run_to_first_request(delay) for _ in range(3))
+        print(
+            f"Run pressed {delay:g} s after the window shows → first request sent: "
+            f"{firsts[1] * 1000:.0f} ms (median of 3, fresh app each; goal ≤ 300 ms)"
+        )
     app = QApplication(sys.argv[:1])
     apply_theme(app, DARK)
     app.setQuitOnLastWindowClosed(False)
@@ -151,6 +220,12 @@ def main() -> None:
     with loop:
         loop.run_until_complete(load(args.streams, args.tokens))
     collector.stop()
+    if args.table:
+        here = Path(__file__).parent
+        for script, extra in TABLE_SCRIPTS:
+            print(f"\n$ {script} {' '.join(extra)}", flush=True)
+            subprocess.run([sys.executable, str(here / script), *extra], check=False)
+    data.cleanup()
 
 
 if __name__ == "__main__":

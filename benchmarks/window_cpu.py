@@ -161,12 +161,19 @@ def per_1000(m: Measured) -> str:
 async def main_async(sizes: list[int], tokens: int, burn: bool, folder: Path) -> None:
     settings = AppSettings()
     controller = RunController()
+    headless = RunController()
+    try:  # as the app does once its children's spawner threads exist
+        from splitdesk.ui.priority import lower_gui_priority
+
+        nice = lower_gui_priority()
+    except ImportError:  # a tree from before the priorities
+        nice = None
     window = MainWindow(settings, controller, DARK, 1.0)
     window.resize(1600, 1000)
     window.show()
-    headless = RunController()
     print(
-        f"{os.cpu_count()} cores, shared with other users: figures are noisy, repeat them.",
+        f"{os.cpu_count()} cores, shared with other users: figures are noisy, repeat them. "
+        f"GUI thread nice value: {'unchanged' if nice is None else nice}",
         flush=True,
     )
     results: dict[int, dict[str, Measured]] = {}

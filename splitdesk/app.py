@@ -46,6 +46,7 @@ from splitdesk.core.settings import read_settings
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector
 from splitdesk.ui.main_window import MainWindow
+from splitdesk.ui.priority import lower_gui_priority
 from splitdesk.ui.tasks import spawn
 from splitdesk.ui.theme import THEMES, apply_theme
 
@@ -233,6 +234,13 @@ def run_gui(opts: GuiOptions) -> int:
     loop.set_exception_handler(_loop_exception)
     collector = GuiGarbageCollector()
     controller = RunController()
+    if opts.replay is None:  # the measuring children start while the window builds
+        controller.start_engine()
+        if settings.endpoint.is_builtin:
+            controller.prestart_builtin(settings.endpoint.profile, settings.endpoint.speed)
+    # Painting yields the CPU to the measurement when it is short; the controller's spawner
+    # threads, made above, keep their priority for its children (splitdesk/ui/priority.py).
+    lower_gui_priority()
     window = MainWindow(settings, controller, theme, scale, icon, saved_endpoint)
     if opts.size is not None:  # this session only: the saved size stays
         window.resize(*opts.size)

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ from splitdesk.core.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
+from splitdesk.ui.priority import Spawner
 from splitdesk.ui.tasks import spawn
 
 log = logging.getLogger(__name__)
@@ -101,6 +103,11 @@ class RunController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine = EngineProcess()
+        #: Children are started from these threads, made now: they keep the priority the
+        #: window has before it lowers its GUI thread's (splitdesk/ui/priority.py).
+        self._spawner = Spawner()
+        #: The built-in endpoint started ahead (:meth:`prestart_builtin`), not yet taken.
+        self._prestarted: tuple[tuple[str, float, str], Future[SimProcess]] | None = None
         self._engine_ready: asyncio.Future[None] | None = None
         self.sim: SimProcess | None = None
         self._sim_key: tuple[str, float, str] | None = None
@@ -142,14 +149,30 @@ class RunController(QObject):
             await asyncio.to_thread(old.stop)
         self.status.emit(f"Starting the built-in endpoint ({profile}, speed {speed:g}×)…")
         try:
-            overrides = {**self.sim_overrides, "speed": speed}
-            sim = await asyncio.to_thread(start_sim, profile, overrides)
+            started, self._prestarted = self._prestarted, None
+            if started is not None and started[0] != key:  # started for other settings
+                self._spawner.submit(_stop_started, started[1])
+                started = None
+            if started is None:
+                overrides = {**self.sim_overrides, "speed": speed}
+                started = (key, self._spawner.submit(start_sim, profile, overrides))
+            sim = await asyncio.wrap_future(started[1])
         except (SimStartError, ValueError) as exc:
             self.status.emit(f"The built-in endpoint did not start: {exc}")
             raise ControllerError(f"the built-in endpoint did not start: {exc}") from None
         self.sim, self._sim_key = sim, key
         self.status.emit(f"Built-in endpoint · {profile} · {speed:g}× · {sim.openai_base_url}")
         return sim
+
+    def prestart_builtin(self, profile: str, speed: float) -> None:
+        """Start the built-in endpoint with ``profile`` at ``speed`` now in a spawner
+        thread, returning at once (callable before the event loop runs): the app calls it
+        before the window builds, so the endpoint is up when Run is first pressed;
+        :meth:`ensure_builtin` takes it then, and reports a failure to start."""
+        if self._prestarted is None and self.sim is None:
+            key = (profile, speed, repr(sorted(self.sim_overrides.items())))
+            overrides = {**self.sim_overrides, "speed": speed}
+            self._prestarted = (key, self._spawner.submit(start_sim, profile, overrides))
 
     async def endpoint_config(
         self, settings: EndpointSettings, api_key: str | None
@@ -185,7 +208,8 @@ class RunController(QObject):
         """Start the engine process in a worker thread (once); await it to know it is up.
         Raises ``RuntimeError`` (when awaited) if it cannot start."""
         if self._engine_ready is None or (self._engine_ready.done() and not self.engine.alive):
-            ready = asyncio.ensure_future(asyncio.to_thread(self.engine.start))
+            # not asyncio.to_thread: this may be called before the loop runs (at start-up)
+            ready = asyncio.get_event_loop().run_in_executor(self._spawner, self.engine.start)
             ready.add_done_callback(self._engine_started)
             self._engine_ready = ready
         return self._engine_ready
@@ -433,18 +457,31 @@ class RunController(QObject):
                 await asyncio.wait_for(asyncio.wrap_future(self.live.future), 1.0)
             self._drain()
         self._timer.stop()
-        await asyncio.to_thread(self.close_sync)
+        # on a spawner thread: it kept the normal priority the GUI thread gave up
+        await asyncio.get_running_loop().run_in_executor(self._spawner, self.close_sync)
 
     def close_sync(self) -> None:
         """Blocking part of :meth:`shutdown`: the engine and endpoint processes, stopped
         together (≤ ~1 s, each killed after 1 s): the engine's stop (its stdin closed) runs
         on a helper thread while the endpoint is sent SIGTERM here, then both are waited
         for. One after the other took ~2 s under load, each waiting out its own exit."""
-        engine_stop = threading.Thread(
-            target=self.engine.stop, args=(1.0,), name="engine-stop", daemon=True
-        )
-        engine_stop.start()
+        stoppers = [
+            threading.Thread(target=self.engine.stop, args=(1.0,), name="engine-stop", daemon=True)
+        ]
+        started, self._prestarted = self._prestarted, None
+        if started is not None:  # started ahead, never used: stopped once it is up
+            stoppers.append(threading.Thread(target=_stop_started, args=(started[1],), daemon=True))
+        for thread in stoppers:
+            thread.start()
         if self.sim is not None:
             self.sim.stop(1.0)
             self.sim = None
-        engine_stop.join()
+        for thread in stoppers:
+            thread.join()
+        self._spawner.shutdown(wait=False)
+
+
+def _stop_started(started: Future[SimProcess]) -> None:
+    """Stop a built-in endpoint started ahead, once its start is over."""
+    with contextlib.suppress(Exception):  # one that failed to start has nothing to stop
+        started.result(30).stop(1.0)

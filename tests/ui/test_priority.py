@@ -1,0 +1,107 @@
+"""The measurement wins the CPU over painting, and is ready before Run (issue 13).
+
+The app starts the measuring engine and the built-in endpoint while its window builds, from
+threads that keep the normal priority, then lowers its GUI thread's priority: the children
+run at the app's original nice value, the GUI thread 5 (GUI_NICE) above. A built-in endpoint started
+ahead is the one the first run uses; one started for other settings is stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ui.test_exit_mid_run import children, wait_gone
+
+from splitdesk.ui.controller import RunController
+from splitdesk.ui.priority import GUI_NICE, thread_nice
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice: Linux only")
+def test_app_lowers_its_gui_thread_not_its_children_and_starts_them_before_run(
+    tmp_path: Path,
+) -> None:
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        SPLITDESK_CONFIG_DIR=str(tmp_path / "config"),
+        SPLITDESK_DATA_DIR=str(tmp_path / "data"),
+    )
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    app = subprocess.Popen(
+        [sys.executable, "-m", "splitdesk"],  # no --run: nobody presses Run
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        sims: list[int] = []
+        engines: list[int] = []
+        while time.monotonic() < deadline and not (sims and engines):
+            kids = children(app.pid)
+            sims = [p for p, cmd in kids.items() if " sim " in cmd]
+            engines = [p for p, cmd in kids.items() if "engine" in cmd]
+            time.sleep(0.05)
+        assert sims and engines, (
+            f"the app did not start its endpoint and engine before Run within 30 s: {kids}"
+        )
+        assert thread_nice(app.pid) == min(19, base + GUI_NICE)  # the GUI (main) thread
+        assert thread_nice(sims[0]) == base
+        assert thread_nice(engines[0]) == base
+    finally:
+        app.send_signal(signal.SIGTERM)
+        try:
+            app.wait(15)
+        finally:
+            if app.poll() is None:
+                app.kill()
+            app.communicate()
+    assert not wait_gone(sims + engines, 5), "children left after the app exited"
+
+
+@pytest.mark.asyncio
+async def test_the_first_run_uses_the_endpoint_started_ahead(qtbot: Any) -> None:
+    controller = RunController()
+    try:
+        controller.prestart_builtin("batching", 4.0)
+        assert controller._prestarted is not None
+        ahead = controller._prestarted[1]
+        sim = await controller.ensure_builtin("batching", 4.0)
+        assert ahead.result() is sim and sim.alive()  # no second endpoint started
+    finally:
+        await controller.shutdown()
+    assert not wait_gone([sim.pid], 5)
+
+
+@pytest.mark.asyncio
+async def test_an_endpoint_started_ahead_for_other_settings_is_stopped(qtbot: Any) -> None:
+    controller = RunController()
+    try:
+        controller.prestart_builtin("batching", 2.0)
+        assert controller._prestarted is not None
+        ahead = controller._prestarted[1]
+        sim = await controller.ensure_builtin("batching", 4.0)
+        stale = ahead.result(30)
+        assert sim is not stale and sim.alive()
+        assert not wait_gone([stale.pid], 10), "the endpoint started at speed 2 still runs"
+    finally:
+        await controller.shutdown()
+    assert not wait_gone([sim.pid], 5)
+
+
+@pytest.mark.asyncio
+async def test_closing_before_any_run_stops_the_endpoint_started_ahead(qtbot: Any) -> None:
+    controller = RunController()
+    controller.prestart_builtin("batching", 4.0)
+    assert controller._prestarted is not None
+    ahead = controller._prestarted[1]
+    await controller.shutdown()
+    assert not wait_gone([ahead.result(30).pid], 5), "the endpoint started ahead still runs"
