@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.labels import question_label
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.recording import Recording, RunRecord, plan_of, schedule
 from splitdesk.core.run_state import RunState
@@ -323,7 +324,8 @@ class ReplayDriver(QObject):
         w = self.window
         rec, player = self.recording, self.player
         assert rec is not None and player is not None
-        w._run_planned(plan_of(player.run), rec.question_texts)
+        labels = [question_label(q.text, q.title) for q in rec.questions]  # recorded titles
+        w._run_planned(plan_of(player.run), rec.question_texts, labels)
         w._run_started(state)
         predictions = predictions_of(player.run)
         if predictions is not None:

@@ -342,3 +342,26 @@ async def test_a_run_in_phases_replays_the_same(make_window: Any) -> None:
     await settled(window)
     assert figures_of(replayed) == figures_of(live_state)
     assert snapshot(window) == live
+
+
+@pytest.mark.asyncio
+async def test_replay_labels_panes_and_lanes_with_the_recorded_titles(make_window: Any) -> None:
+    """The panes and lanes of a replay are named by the recording's question titles, not by
+    whatever questions the editor holds now (nor labels derived from the texts)."""
+    from splitdesk.core.questions import Question, QuestionSet
+
+    recording = load_recording(dict(demo_files())["batching"])
+    titles = [q.title for q in recording.questions]
+    assert all(titles), "the batching demo's questions have titles"
+    window = make_window(AppSettings())
+    other = [Question(text="What is the capital of France?"), Question(text="Why is ice slippery?")]
+    window.questions.set_question_set(QuestionSet(title="Two", questions=other))
+    window.recordings.demo_actions["batching"].trigger()
+    await wait_until(lambda: window.recordings.replay.active, 10)
+    parallel = [window.panes[i] for i in range(1, 1 + len(titles))]  # 0: the combined one
+    assert [p.title.full_text() for p in parallel] == titles
+    driver = window.recordings.replay
+    assert driver.player is not None
+    driver.seek(driver.player.duration)  # to the end at once
+    await wait_until(lambda: len(window.timeline.lanes) == 1 + len(titles), 10)
+    assert [lane.split(" ", 1)[1] for lane in window.timeline.lanes[1:]] == titles
