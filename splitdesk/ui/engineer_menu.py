@@ -8,15 +8,29 @@ run's recording.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QWidget,
+)
 
 from splitdesk.core.client_pattern import ClientPattern
+from splitdesk.core.cost import Prices
+from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.prices import PricesFileError, endpoint_key, load_prices, save_prices
 from splitdesk.core.stream_inspector import inspect_stream
 from splitdesk.ui.inspector import InspectorDialog
+from splitdesk.ui.tasks import spawn
 
 
 class EngineerMenu:
@@ -51,6 +65,8 @@ class EngineerMenu:
             "Inspect stream…)"
         )
         self.menu.addAction(self.keep_raw)
+        prices = self.menu.addAction("Prices for this endpoint…")
+        prices.triggered.connect(self.edit_prices)
         #: The key of the run started last (masked in raw lines; never shown).
         self.run_key: str | None = None
         self.dialogs: list[InspectorDialog] = []
@@ -99,4 +115,73 @@ class EngineerMenu:
         self.dialogs.append(dialog)
         dialog.finished.connect(lambda _r: self.dialogs.remove(dialog))
         dialog.show()
+        return dialog
+
+    @staticmethod
+    def prices_key(s: EndpointSettings) -> str:
+        """The prices' key of endpoint settings ``s`` (:func:`~splitdesk.core.prices.endpoint_key`)."""
+        where = f"builtin:{s.profile}" if s.is_builtin else s.base_url
+        return endpoint_key(s.api, where, s.model)
+
+    def load_prices_for_run(self) -> None:
+        """Read the current endpoint's prices off the GUI thread into the summary (each
+        side's cost beside its time); a broken prices file is one status line."""
+        w: Any = self.window
+        key = self.prices_key(w.endpoint.settings())
+
+        async def go() -> None:
+            try:
+                w.summary.prices = await asyncio.to_thread(load_prices, key)
+            except PricesFileError as exc:
+                w.summary.prices = None
+                w.statusBar().showMessage(str(exc))
+
+        spawn(go())
+
+    def edit_prices(self) -> QDialog:
+        """The price entry dialog for the current endpoint (per million tokens; no
+        defaults). Saving writes ``prices.json`` off the GUI thread."""
+        w: Any = self.window
+        key = self.prices_key(w.endpoint.settings())
+        dialog = QDialog(w)
+        dialog.setWindowTitle("Prices for this endpoint")
+        form = QFormLayout(dialog)
+        form.addRow(QLabel(f"{key}\nPrices per million tokens, in your currency. None is assumed."))
+        boxes = []
+        for label in ("Input (prompt) tokens:", "Output tokens:"):
+            box = QDoubleSpinBox()
+            box.setRange(0, 1e6)
+            box.setDecimals(4)
+            form.addRow(label, box)
+            boxes.append(box)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save
+            | QDialogButtonBox.StandardButton.Reset
+            | QDialogButtonBox.StandardButton.Cancel
+        )
+        form.addRow(buttons)
+        current = w.summary.prices
+        if current is not None:
+            boxes[0].setValue(current.input_per_m)
+            boxes[1].setValue(current.output_per_m)
+
+        def store(prices: Prices | None) -> None:
+            w.summary.prices = prices
+
+            async def go() -> None:
+                try:
+                    await asyncio.to_thread(save_prices, key, prices)
+                except PricesFileError as exc:
+                    w.statusBar().showMessage(str(exc))
+
+            spawn(go())
+            dialog.accept()
+
+        buttons.accepted.connect(
+            lambda: store(Prices(input_per_m=boxes[0].value(), output_per_m=boxes[1].value()))
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Reset).clicked.connect(lambda: store(None))
+        buttons.rejected.connect(dialog.reject)
+        dialog.show()
+        self.prices_dialog = dialog
         return dialog

@@ -500,18 +500,13 @@ class MainWindow(QMainWindow):
         self.panes = {}
         self._sequential = None
 
-    def _run_planned(
-        self, plan: RunPlan, questions: list[str], labels: list[str] | None = None
-    ) -> None:
-        """Build every pane of the coming run now, before anything is sent. ``labels``:
-        the questions' short labels (a replay's recorded titles); by default the editor's
-        when it holds these questions, else derived from the texts."""
+    def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
+        """Build every pane of the coming run now, before anything is sent."""
         self._clear_panes()
         self.timeline.clear()
         self.summary.clear("Starting…")
         self._questions = questions
-        if labels is None:
-            labels = self.questions.labels() if questions == self.questions.questions() else []
+        labels = self.questions.labels() if questions == self.questions.questions() else []
         self._labels = labels if len(labels) == len(questions) else []
         self._labels = self._labels or [question_label(q) for q in questions]
         for index, spec in enumerate(plan.requests):
@@ -567,6 +562,7 @@ class MainWindow(QMainWindow):
     def _server_lane_start(self, state: RunState) -> None:
         """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
         self.summary.client_note = self.engineer.used.short()
+        self.engineer.load_prices_for_run()  # each side's cost beside its time
         sim = self.controller.sim
         self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
 

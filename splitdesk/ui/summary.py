@@ -13,6 +13,7 @@ from html import escape
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from splitdesk.core.cost import Prices, side_tokens, token_ratio, tradeoff_line
 from splitdesk.core.diagnosis import (
     Diagnosis,
     common_failure,
@@ -59,6 +60,8 @@ class SummaryStrip(QFrame):
     fairModeRequested = Signal()
     #: How the client sent the run (the Engineer menu's pattern), beside the speed-up.
     client_note: str = ""
+    #: The endpoint's prices per million tokens (Engineer menu), for each side's cost.
+    prices: Prices | None = None
 
     def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -185,7 +188,13 @@ class SummaryStrip(QFrame):
             if failures is not None:  # a time over the requests that got through misleads
                 heads.append(f"{label}: <span style='color:{t.error}'>{failures}</span>")
             elif done[g]:
-                heads.append(f"{label} <b>{_s(m.makespan_s)}</b>")
+                cost = side_tokens(state.requests, g).cost(self.prices)  # core/cost.py
+                money = (
+                    f" <span style='color:{t.muted}; font-size:small'>cost {cost:.4f}</span>"
+                    if cost is not None
+                    else ""
+                )
+                heads.append(f"{label} <b>{_s(m.makespan_s)}</b>{money}")
             else:
                 heads.append(f"{label} <span style='color:{t.muted}'>{_s(m.makespan_s)}…</span>")
         line = " · ".join(heads)
@@ -216,6 +225,15 @@ class SummaryStrip(QFrame):
                     line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
                 if self.client_note:  # how the client sent (Engineer menu)
                     line += f" <span style='color:{t.muted}; font-size:small'>· {self.client_note}</span>"
+                tradeoff = tradeoff_line(
+                    summary.speedup,
+                    token_ratio(
+                        side_tokens(state.requests, "combined"),
+                        side_tokens(state.requests, "parallel"),
+                    ),
+                )
+                if tradeoff:  # "4.5× faster, 1.3× the tokens" (core/cost.py)
+                    line += f" <span style='color:{t.muted}; font-size:small'>· {tradeoff}</span>"
         elif not finished:
             line += f" · <span style='color:{t.muted}'>running…</span>"
         if state.ended is not None and state.ended.stopped:
