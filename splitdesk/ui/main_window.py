@@ -500,13 +500,18 @@ class MainWindow(QMainWindow):
         self.panes = {}
         self._sequential = None
 
-    def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
-        """Build every pane of the coming run now, before anything is sent."""
+    def _run_planned(
+        self, plan: RunPlan, questions: list[str], labels: list[str] | None = None
+    ) -> None:
+        """Build every pane of the coming run now, before anything is sent. ``labels``:
+        the questions' short labels (a replay's recorded titles); by default the editor's
+        when it holds these questions, else derived from the texts."""
         self._clear_panes()
         self.timeline.clear()
         self.summary.clear("Starting…")
         self._questions = questions
-        labels = self.questions.labels() if questions == self.questions.questions() else []
+        if labels is None:
+            labels = self.questions.labels() if questions == self.questions.questions() else []
         self._labels = labels if len(labels) == len(questions) else []
         self._labels = self._labels or [question_label(q) for q in questions]
         for index, spec in enumerate(plan.requests):
