@@ -1,5 +1,11 @@
 """The session history: every finished or stopped run of this session in a dockable table.
 
+Memory stays bounded however many runs a session makes: the last ``KEEP_IN_MEMORY`` runs
+keep their recording in memory; an older run that was auto-saved keeps only its file's
+path and its row, and is read back from the file (off the GUI thread,
+:meth:`HistoryDock.recording_of`) when the user replays, saves or compares it. A run that
+was not saved (auto-save off, or it failed) stays in memory: nothing is lost.
+
 Columns: time, endpoint, model, mode, N (questions), combined and parallel makespans,
 speed-up, outcome. The figures are read from the recording's figure set
 (:func:`splitdesk.core.recording.figures_of`); nothing is computed here. From a row the
@@ -8,6 +14,7 @@ user replays the run, saves it, or compares two runs on one time axis.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -26,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from splitdesk.core.recording import Recording
+from splitdesk.core.recording import Recording, load_recording
 
 COLUMNS = (
     "Time",
@@ -40,12 +47,17 @@ COLUMNS = (
     "Outcome",
 )
 
+#: Runs whose recordings stay in memory (newest first); older auto-saved ones are dropped
+#: to their file. A 64-request run's recording is a few MB of event objects.
+KEEP_IN_MEMORY = 4
+
 
 @dataclass
 class HistoryEntry:
-    """One run of the session: its recording and where it was auto-saved (if it was)."""
+    """One run of the session: its recording (None once dropped to its file, see the
+    module docstring) and where it was auto-saved (if it was)."""
 
-    recording: Recording
+    recording: Recording | None
     path: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -137,6 +149,8 @@ class HistoryDock(QDockWidget):
 
     def add(self, entry: HistoryEntry) -> None:
         """Add a run at the top."""
+        if entry.recording is None:
+            raise ValueError("a history entry is added with its recording")
         self.entries.insert(0, entry)
         self.table.insertRow(0)
         for col, text in enumerate(row_of(entry.recording)):
@@ -148,12 +162,30 @@ class HistoryDock(QDockWidget):
             self.table.setItem(0, col, item)
         if entry.path is not None:
             self._note_path(0, entry.path)
+        self._drop_old()
 
     def set_path(self, entry: HistoryEntry, path: Path) -> None:
         """Note where ``entry`` was saved (tooltip of its time cell)."""
         entry.path = path
         if entry in self.entries:
             self._note_path(self.entries.index(entry), path)
+        self._drop_old()
+
+    def _drop_old(self) -> None:
+        """Keep in memory only the last ``KEEP_IN_MEMORY`` runs' recordings (and any run
+        that has no file to be read back from)."""
+        for entry in self.entries[KEEP_IN_MEMORY:]:
+            if entry.path is not None:
+                entry.recording = None
+
+    async def recording_of(self, entry: HistoryEntry) -> Recording:
+        """``entry``'s recording: from memory, or read back from its file in a worker
+        thread. Raises :class:`~splitdesk.core.recording.RecordingError` (naming the file)
+        when the file is gone or unreadable."""
+        if entry.recording is not None:
+            return entry.recording
+        assert entry.path is not None  # dropped only when it has a file
+        return await asyncio.to_thread(load_recording, entry.path)
 
     def _note_path(self, row: int, path: Path) -> None:
         item = self.table.item(row, 0)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -313,8 +314,11 @@ class RecordingsUi(QObject):
     async def _autosave(self, entry: HistoryEntry) -> None:
         secrets = await self._secrets()
         folder = self.autosave_folder
+        recording = entry.recording
+        if recording is None:  # already dropped to a file: nothing left to save
+            return
         try:
-            path = await asyncio.to_thread(autosave, entry.recording, folder, secrets=secrets)
+            path = await asyncio.to_thread(autosave, recording, folder, secrets=secrets)
         except RecordingError as exc:
             self.window.statusBar().showMessage(f"Auto-save failed: {exc}")
             return
@@ -405,7 +409,27 @@ class RecordingsUi(QObject):
         self._save_with_dialog(recording)
 
     def _save_entry_dialog(self, entry: HistoryEntry) -> None:
-        self._save_with_dialog(entry.recording)
+        self._with_recordings([entry], lambda recs: self._save_with_dialog(recs[0]))
+
+    def _with_recordings(
+        self, entries: list[HistoryEntry], then: Callable[[list[Recording]], object]
+    ) -> None:
+        """Call ``then`` with the entries' recordings: at once when all are in memory,
+        else once the dropped ones are read back from their files (off the GUI thread; a
+        file that cannot be read is said in a message)."""
+        if all(e.recording is not None for e in entries):
+            then([e.recording for e in entries if e.recording is not None])
+            return
+
+        async def go() -> None:
+            try:
+                recs = [await self.history.recording_of(e) for e in entries]
+            except RecordingError as exc:
+                self._problem("Could not open the recording", str(exc))
+                return
+            QTimer.singleShot(0, lambda: then(recs))  # dialogs open outside the task
+
+        spawn(go())
 
     def _save_with_dialog(self, recording: Recording) -> None:
         size = len(encode_recording(recording))
@@ -458,7 +482,7 @@ class RecordingsUi(QObject):
         return spawn(go())
 
     def _compare_entries(self, first: HistoryEntry, second: HistoryEntry) -> None:
-        self.compare(first.recording, second.recording)
+        self._with_recordings([first, second], lambda recs: self.compare(recs[0], recs[1]))
 
     def compare(self, first: Recording, second: Recording) -> CompareDialog:
         """Show two recordings' first runs on one time axis (a separate window)."""
@@ -476,4 +500,4 @@ class RecordingsUi(QObject):
         return dialog
 
     def _replay_entry(self, entry: HistoryEntry) -> None:
-        self.show_recording(entry.recording)
+        self._with_recordings([entry], lambda recs: self.show_recording(recs[0]))
