@@ -433,6 +433,8 @@ class Presentation(QObject):
             return
         self.index = index
         s = self.scenarios[index]
+        if w.kept_inputs is None:  # the user's own inputs stay in the settings file
+            w.kept_inputs = w._persisted()
         if s.recording is not None:
             w.recordings.open_path(s.recording)
         else:
