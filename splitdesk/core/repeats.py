@@ -13,9 +13,12 @@ different in every run, and the output says so.
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from splitdesk.core.metrics import Spread, spread, summarize
 from splitdesk.core.plans import RunPlan
+from splitdesk.core.run_state import RunState
 
 
 def mode_order(modes: list[str], repeat: int, alternate: bool = True) -> list[str]:
@@ -60,3 +63,40 @@ def repeats_line(repeat: int, warmup: int, pause_s: float, nonce: bool) -> str:
         else "no nonce: repeated prompts may hit the server's prefix cache"
     )
     return "repeats: " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class RepeatFigures:
+    """Median and spread over repeated runs (:func:`~splitdesk.core.metrics.spread`):
+    per side (``"combined"``, ``"parallel"``, …) its makespans and every request's TTFT
+    pooled (seconds), and the speed-up of each run (:class:`~splitdesk.core.metrics.
+    RunSummary.speedup`)."""
+
+    runs: int
+    makespan: dict[str, Spread]
+    ttft: dict[str, Spread]
+    speedup: Spread | None
+
+
+def repeat_figures(states: Sequence[RunState]) -> RepeatFigures:
+    """The :class:`RepeatFigures` of finished runs ``states`` (one per repeat)."""
+    summaries = [summarize(s) for s in states]
+    sides = sorted({g for s in summaries for g in s.groups})
+    makespan: dict[str, Spread] = {}
+    ttft: dict[str, Spread] = {}
+    for g in sides:
+        m = spread([s.groups[g].makespan_s for s in summaries if g in s.groups])
+        t = spread([x for s in summaries if g in s.groups for x in s.groups[g].ttft_s])
+        if m is not None:
+            makespan[g] = m
+        if t is not None:
+            ttft[g] = t
+    return RepeatFigures(len(states), makespan, ttft, spread([s.speedup for s in summaries]))
+
+
+def eta_s(done: int, total: int, elapsed_s: float) -> float | None:
+    """Seconds left after ``done`` of ``total`` runs took ``elapsed_s`` (the mean so far
+    times the runs left); ``None`` before the first run ends."""
+    if done <= 0:
+        return None
+    return elapsed_s / done * (total - done)

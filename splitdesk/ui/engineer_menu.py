@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QInputDialog,
     QLabel,
     QMainWindow,
     QMenu,
@@ -30,6 +31,7 @@ from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.prices import PricesFileError, endpoint_key, load_prices, save_prices
 from splitdesk.core.stream_inspector import inspect_stream
 from splitdesk.ui.inspector import InspectorDialog
+from splitdesk.ui.repeat_session import RepeatSession
 from splitdesk.ui.tasks import spawn
 
 
@@ -65,6 +67,9 @@ class EngineerMenu:
             "Inspect stream…)"
         )
         self.menu.addAction(self.keep_raw)
+        repeat = self.menu.addAction("Repeat the comparison…")
+        repeat.triggered.connect(self._ask_repeat)
+        self.session: RepeatSession | None = None
         prices = self.menu.addAction("Prices for this endpoint…")
         prices.triggered.connect(self.edit_prices)
         #: The key of the run started last (masked in raw lines; never shown).
@@ -185,3 +190,16 @@ class EngineerMenu:
         dialog.show()
         self.prices_dialog = dialog
         return dialog
+
+    def _ask_repeat(self) -> None:
+        k, ok = QInputDialog.getInt(
+            self.window, "Repeat the comparison", "How many runs?", 5, 2, 50
+        )
+        if ok:
+            self.repeat(k)
+
+    def repeat(self, k: int) -> RepeatSession:
+        """Run the window's current run ``k`` times (:class:`RepeatSession`)."""
+        self.session = RepeatSession(self.window, k)
+        spawn(self.session.run())
+        return self.session
