@@ -74,6 +74,10 @@ MODES: dict[str, Mode] = {
 }
 
 
+#: The settings a scenario replaces (:meth:`MainWindow._persisted` keeps the user's own).
+SCENARIO_INPUTS = ("endpoint", "mode", "with_sequential", "question_set")
+
+
 class MainWindow(QMainWindow):
     """The splitdesk window.
 
@@ -99,6 +103,9 @@ class MainWindow(QMainWindow):
         #: The endpoint to keep in the settings file while the one shown came from the
         #: command line (``--profile``/``--speed``) and the user has not changed it.
         self._saved_endpoint = saved_endpoint
+        #: The inputs (endpoint, mode, questions) to keep in the settings file once a
+        #: scenario has replaced them for a talk (set by the presentation's first scenario).
+        self.kept_inputs: AppSettings | None = None
         #: Save the window's size for the next start (off while ``--size`` set it).
         self.remember_size = True
         self.controller = controller
@@ -437,6 +444,9 @@ class MainWindow(QMainWindow):
         settings = self.settings
         if self.remember_size and not self.isMaximized() and not self.isFullScreen():
             settings = settings.model_copy(update={"window_size": (self.width(), self.height())})
+        if self.kept_inputs is not None:  # a scenario's inputs are for this session only
+            kept = self.kept_inputs
+            return settings.model_copy(update={k: getattr(kept, k) for k in SCENARIO_INPUTS})
         if self._saved_endpoint is None:
             return settings
         return settings.model_copy(update={"endpoint": self._saved_endpoint})
