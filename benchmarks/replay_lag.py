@@ -99,6 +99,15 @@ async def replay(path: Path, speed: float) -> None:
     window.resize(1600, 1000)
     window.show()
     await asyncio.sleep(0.3)
+    refresh_ms: list[float] = []  # the timeline's refresh calls (its Python side; Qt paints later)
+    timeline_refresh = window.timeline.refresh
+
+    def timed_refresh() -> None:
+        t = time.perf_counter()
+        timeline_refresh()
+        refresh_ms.append((time.perf_counter() - t) * 1000)
+
+    window.timeline.throttle._callback = timed_refresh
     lags: list[float] = []
     batches: list[int] = []
     stop = False
@@ -128,6 +137,7 @@ async def replay(path: Path, speed: float) -> None:
         f"  replay at {speed:g}×: {took:.2f} s (recorded / {speed:g} = {run.duration_s / speed:.2f} s)"
     )
     print("  " + describe("GUI loop lag", lags))
+    print("  " + describe("timeline refresh (paint excluded)", refresh_ms))
     busy = [b for b in batches if b]
     print(
         f"  events per replay frame: mean {sum(busy) / max(1, len(busy)):.1f}, max {max(busy, default=0)}"
