@@ -102,6 +102,48 @@ def display_problem(env: dict[str, str] | None = None, platform: str = sys.platf
     return NO_DISPLAY.format(why=wanted.get(chosen, "WAYLAND_DISPLAY is not set"))
 
 
+def unreachable_display(
+    env: dict[str, str] | None = None, platform: str = sys.platform, timeout_s: float = 2.0
+) -> str | None:
+    """The one line to print when Qt would use X11 (xcb) with a ``DISPLAY`` that no X
+    server answers (a stale ``DISPLAY`` after SSH, an Xvfb that has stopped), else None.
+
+    ``DISPLAY`` is ``[host]:N[.S]`` (X11's display name, ``man 7 X``): no host (or
+    ``unix``) means the local socket ``/tmp/.X11-unix/XN`` (also tried in Linux's abstract
+    namespace, as Xorg and Xvfb listen there); a host means TCP port 6000 + N. Only a
+    connection is tried, within ``timeout_s`` seconds; nothing is sent. Qt itself would
+    abort (SIGABRT) with a hint about ``libxcb-cursor0`` that is wrong in this case."""
+    import socket
+
+    env = dict(os.environ) if env is None else env
+    if platform.startswith(("win", "darwin", "cygwin")):
+        return None
+    chosen = env.get("QT_QPA_PLATFORM", "").split(":")[0].split(";")[0].strip()
+    display = env.get("DISPLAY", "")
+    if chosen not in ("", "xcb") or not display or (not chosen and env.get("WAYLAND_DISPLAY")):
+        return None
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".")[0]
+    if not number.isdigit() or host.startswith("/"):  # a launchd-style path: left to Qt
+        return None
+    if host in ("", "unix"):
+        path = f"/tmp/.X11-unix/X{number}"
+        targets: list[tuple[int, object]] = [(socket.AF_UNIX, path)]
+        if platform.startswith("linux"):
+            targets.insert(0, (socket.AF_UNIX, "\0" + path))
+    else:
+        targets = [(socket.AF_INET6 if ":" in host else socket.AF_INET, (host, 6000 + int(number)))]
+    for family, address in targets:
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout_s)
+                sock.connect(address)  # type: ignore[arg-type]
+                return None
+        except OSError:
+            continue
+    return NO_DISPLAY.format(why=f"no X server answers at DISPLAY={display}")
+
+
 _QT_LEVELS = {
     QtMsgType.QtDebugMsg: logging.DEBUG,
     QtMsgType.QtInfoMsg: logging.INFO,
@@ -175,7 +217,7 @@ def _loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, object])
 def run_gui(opts: GuiOptions) -> int:
     """Show the window and run the Qt/asyncio loop until it is closed. Returns the exit
     status (1 when ``--run`` was asked and a request failed)."""
-    problem_line = display_problem()
+    problem_line = display_problem() or unreachable_display()
     if problem_line:
         print(problem_line, file=sys.stderr, flush=True)
         return 1
