@@ -152,6 +152,9 @@ _QT_LEVELS = {
     QtMsgType.QtFatalMsg: logging.CRITICAL,
 }
 _qt_log = logging.getLogger("splitdesk.qt")
+#: Qt messages that say nothing is wrong, logged at DEBUG: the offscreen platform (the
+#: README's screenshot recipe) warns on every window it shows.
+_QT_NOISE = frozenset({"This plugin does not support propagateSizeHints()"})
 
 
 def qt_message_handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
@@ -159,7 +162,8 @@ def qt_message_handler(mode: QtMsgType, context: QMessageLogContext, message: st
     category (``qt.qpa.xcb`` …) in front."""
     category = context.category if context is not None else None
     text = f"{category}: {message}" if category and category != "default" else message
-    _qt_log.log(_QT_LEVELS.get(mode, logging.WARNING), "%s", text)
+    level = logging.DEBUG if message in _QT_NOISE else _QT_LEVELS.get(mode, logging.WARNING)
+    _qt_log.log(level, "%s", text)
 
 
 def show_notice(parent: QWidget | None, title: str, text: str) -> QMessageBox:

@@ -4,6 +4,7 @@ Real sockets stand in for an X server: only a connection is checked."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -66,3 +67,29 @@ def test_the_window_says_so_in_one_line_and_exits_1(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and f"DISPLAY=:{n}" in lines[0], proc.stderr
     assert "xcb-cursor" not in proc.stderr
+
+
+def test_offscreen_screenshots_print_no_qt_noise(tmp_path: Path) -> None:
+    """The README's offscreen recipe: no 'propagateSizeHints' warning on stderr."""
+    from PySide6.QtCore import QMessageLogContext, QtMsgType
+
+    from splitdesk.app import qt_message_handler
+
+    seen: list[int] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.levelno)
+
+    logger = logging.getLogger("splitdesk.qt")
+    handler, old_level = Catch(level=logging.DEBUG), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        noise = "This plugin does not support propagateSizeHints()"
+        qt_message_handler(QtMsgType.QtWarningMsg, QMessageLogContext(), noise)
+        qt_message_handler(QtMsgType.QtWarningMsg, QMessageLogContext(), "a real warning")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert seen == [logging.DEBUG, logging.WARNING]
