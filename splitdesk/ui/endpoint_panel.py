@@ -59,7 +59,7 @@ from splitdesk.logs import register_secret
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.params import PROFILES
-from splitdesk.ui.tasks import spawn, task_slot
+from splitdesk.ui.tasks import SLOT_PREFIX, spawn, task_slot
 from splitdesk.ui.theme import Theme
 
 Resolver = Callable[[EndpointSettings, str | None], Awaitable[EndpointConfig]]
@@ -393,7 +393,8 @@ class EndpointPanel(QWidget):
         except RuntimeError:  # a Qt loop without asyncio (a widget test): nothing to run on
             self._checked = None
             return
-        spawn(self._check_environment(), name="endpoint-environment-check")
+        # named as a slot's task: closing the window cancels it (ui/tasks.py)
+        spawn(self._check_environment(), name=SLOT_PREFIX + "endpoint-environment-check")
 
     async def _check_environment(self) -> None:
         s = self._settings
