@@ -61,6 +61,7 @@ class Diagnosis(_Open):
         "compute-bound",
         "shortened-answers",
         "no-markers",
+        "failed",
         "unclear",
     ]
     text: str

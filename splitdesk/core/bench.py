@@ -26,7 +26,13 @@ from splitdesk.core.cost import Prices, cost_document
 from splitdesk.core.diagnosis import summary_lines
 from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.plans import make_plan
-from splitdesk.core.predict import predict_plan, predicted_makespan
+from splitdesk.core.predict import (
+    RATE_LIMIT_NOTE,
+    PredictedRequest,
+    predict_plan,
+    predicted_makespan,
+    prediction_ignores_rate_limit,
+)
 from splitdesk.core.recording import (
     RecordingError,
     bench_recording,
@@ -182,6 +188,7 @@ async def _bench(
                 await asyncio.sleep(opts.pause_s)  # --pause: the server settles between runs
             first = False
             predicted = None
+            preds: list[PredictedRequest] | None = None
             if sim_root is not None:
                 try:
                     preds = await predict_plan(
@@ -200,7 +207,10 @@ async def _bench(
                 if state.ended is not None and state.ended.stopped:
                     return runs
                 continue
-            runs.append(BenchRun(mode, k, state, predicted))
+            note = None
+            if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
+                predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
+            runs.append(BenchRun(mode, k, state, predicted, note))
             if state.ended is not None and state.ended.stopped:
                 return runs
     return runs

@@ -20,6 +20,7 @@ from typing import Any
 
 from splitdesk.core.metrics import Spread, request_figures, spread
 from splitdesk.core.report import BenchRun
+from splitdesk.core.run_state import RequestTrace
 
 LABELS = {
     "combined": "Combined request",
@@ -38,6 +39,51 @@ def _rng(s: Spread | None, unit: str = " s", nd: int = 2) -> str:
         return "—"
     lo, hi = f"{s.min:.{nd}f}", f"{s.max:.{nd}f}"
     return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
+
+
+def _who(t: RequestTrace) -> str:
+    """A request as the table names it: "combined", "parallel Q3" (questions from 1)."""
+    return "combined" if t.group == "combined" else f"{t.group} Q{t.questions[0] + 1}"
+
+
+def _questions(qs: list[int]) -> str:
+    """ "Q1–Q5", "Q1, Q3" (questions from 0, shown from 1; runs of 3+ as a range)."""
+    out, qs = [], sorted(set(qs))
+    i = 0
+    while i < len(qs):
+        j = i
+        while j + 1 < len(qs) and qs[j + 1] == qs[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append(f"Q{qs[i] + 1}–Q{qs[j] + 1}")
+        else:
+            out += [f"Q{q + 1}" for q in qs[i : j + 1]]
+        i = j + 1
+    return ", ".join(out)
+
+
+def failure_lines(traces: list[RequestTrace], limit: int = 5) -> list[str]:
+    """The failed requests, one line per distinct error message with how many requests
+    failed with it and which (named as in the per-request lines: "combined", "parallel
+    Q1–Q5"): ``"  ! 11 requests (combined; parallel Q1–Q5; sequential Q1–Q5): cannot
+    connect …"``. At most ``limit`` lines, then how many other messages were left out."""
+    groups: dict[str, list[RequestTrace]] = {}
+    for t in traces:
+        if t.outcome == "failed":
+            groups.setdefault(t.error.message if t.error else "unknown error", []).append(t)
+    lines = []
+    for message, failed in list(groups.items())[:limit]:
+        if len(failed) == 1:
+            lines.append(f"  ! {_who(failed[0])} failed: {message}")
+            continue
+        who: dict[str, list[int]] = {}
+        for t in failed:
+            who.setdefault(t.group, []).extend(() if t.group == "combined" else t.questions)
+        names = "; ".join(g if g == "combined" else f"{g} {_questions(q)}" for g, q in who.items())
+        lines.append(f"  ! {len(failed)} requests ({names}): {message}")
+    if len(groups) > limit:
+        lines.append(f"  ! … and {len(groups) - limit} other errors (see the JSON)")
+    return lines
 
 
 def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
@@ -76,6 +122,8 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
     s = doc["summary"]
     if s.get("speedup") is not None:
         predicted = f"{s['predicted_speedup']:.2f}×" if s.get("predicted_speedup") else "—"
+        if s.get("predicted_note") and not s.get("predicted_speedup"):
+            predicted = "n/a"
         rng = s.get("speedup_range")
         spread_text = "—"
         if rng:
@@ -85,6 +133,8 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
             f"{'Speed-up factor:':22}{s['speedup']:>8.2f}× {'':8} {'':8} {predicted:>10}  "
             f"{spread_text:>14}"
         )
+    if s.get("predicted_note"):  # predict.RATE_LIMIT_NOTE: why a prediction is missing
+        lines.append(f"{'Predicted:':22}not shown: the {s['predicted_note']} (HTTP 429)")
     comb = [r for r in runs if r.mode == "combined"]
     par = [r for r in runs if r.mode == "parallel"]
     if comb and par:
@@ -98,11 +148,7 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
         lines.append(
             f"{f'Answer {n} starts at:':22}{_fmt(c):>9} combined vs {_fmt(p)} parallel (medians)"
         )
-    failed = [(r, t) for r in runs for t in r.state.requests if t.outcome == "failed"]
-    for r, t in failed[:5]:
-        lines.append(
-            f"  ! {r.mode} request {t.req} failed: {t.error.message if t.error else 'unknown'}"
-        )
+    lines += failure_lines([t for r in runs for t in r.state.requests])
     notes = [
         f"{r.mode} (repeat {r.repeat + 1}): {r.metrics.estimated_note}"
         for r in runs
@@ -120,7 +166,7 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
                 f = request_figures(t)
                 if f.t_send is None:
                     continue
-                who = "combined" if t.group == "combined" else f"{t.group} Q{t.questions[0] + 1}"
+                who = _who(t)
                 waited = ""
                 if f.retries:
                     waited = (

@@ -27,7 +27,14 @@ Rules, in the order they are tried (the first that holds is the headline's ``cod
 * ``shortened-answers`` — the combined reply's output tokens are below
   :data:`SHORTENED_RATIO` of the parallel replies' sum: the model shortened its answers
   (reported as a note beside another finding, or as the headline when nothing else fits).
+* ``failed`` — every request failed (tried before the rules above, after ``rate-limited``):
+  the text names the common cause, or each cause with its count.
 * ``unclear`` — none of the above holds, or too little finished to tell.
+
+Side by side (``shared``), both ways run on one server at once, so the combined request
+competes with the parallel ones and the ratio of their makespans is inflated unless the
+server batches: :func:`no_verdict_reason` says when a side-by-side speed-up is no verdict
+(every diagnosis but ``batching``), for the window's headline and any other view.
 
 Extra findings are kept as ``notes`` (``shortened-answers``, ``no-markers``: the combined
 reply has text but none of the answer markers the template asks for).
@@ -61,6 +68,7 @@ DiagnosisCode = Literal[
     "compute-bound",
     "shortened-answers",
     "no-markers",
+    "failed",
     "unclear",
 ]
 Evidence = dict[str, float | int | str | None]
@@ -500,12 +508,18 @@ def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> 
         )
     failed = [t for t in traces if t.outcome == "failed"]
     if failed and len(failed) == len(traces):
-        cause = failed[0].error.message if failed[0].error else "unknown error"
+        causes = failure_causes(failed)
+        if len(causes) == 1:
+            text = f"every request failed ({len(failed)} of {len(traces)}): {causes[0][0]}"
+        else:
+            text = f"every request failed ({len(failed)} of {len(traces)}): " + "; ".join(
+                f"{_plural(n, 'request')}: {message}" for message, n in causes
+            )
         return result(
             Finding(
-                "unclear",
-                f"no clear pattern: every request failed ({cause}).",
-                {"failed": len(failed)},
+                "failed",
+                text if text.endswith((".", "?", "!")) else text + ".",
+                {"failed": len(failed), "causes": len(causes)},
             )
         )
     if len([t for t in par if _ok(t)]) < 2:
@@ -627,15 +641,57 @@ def failure_summary(traces: Sequence[RequestTrace]) -> str | None:
         return f"{head} refused (HTTP 429)"
     if None not in statuses:
         return f"{head} failed ({', '.join(f'HTTP {x}' for x in sorted(s for s in statuses if s))})"
-    words = {
-        "timeout": "timed out",
-        "connect": "cannot connect",
-        "protocol": "broken stream",
-        "server": "server error",
-    }
-    if len(kinds) == 1 and (kind := kinds.pop()) in words:
-        return f"{head} failed ({words[kind]})"
+    if len(kinds) == 1 and (kind := kinds.pop()) in _FAILURE_WORDS:
+        return f"{head} failed ({_FAILURE_WORDS[kind]})"
     return f"{head} failed"
+
+
+def failure_causes(traces: Sequence[RequestTrace]) -> list[tuple[str, int]]:
+    """The failed requests' error messages, each once with how many requests failed with
+    it, in the order first seen: ``[("cannot connect to 127.0.0.1:9 …", 5)]``."""
+    counts: dict[str, int] = {}
+    for t in traces:
+        if t.outcome == "failed":
+            message = t.error.message if t.error else "unknown error"
+            counts[message] = counts.get(message, 0) + 1
+    return list(counts.items())
+
+
+def failure_word(error: RequestError | None) -> str:
+    """A failed request's state in a few words, for a pane header: "refused (HTTP 429)",
+    "HTTP 401", "cannot connect", "timed out", "broken stream", "server error", "failed"."""
+    if error is None:
+        return "failed"
+    if error.status == 429:
+        return "refused (HTTP 429)"
+    if error.status:
+        return f"HTTP {error.status}"
+    return _FAILURE_WORDS.get(str(error.kind), "failed")
+
+
+_FAILURE_WORDS = {
+    "timeout": "timed out",
+    "connect": "cannot connect",
+    "protocol": "broken stream",
+    "server": "server error",
+}
+
+
+def no_verdict_reason(d: Diagnosis | None, shared: bool) -> str | None:
+    """Why a side-by-side speed-up is no verdict on parallel requests, or ``None`` when it
+    is one (module docstring): ``shared`` (side by side) and the diagnosis is not
+    ``batching``. Side by side, the combined request and the parallel ones share the
+    server, so unless the server batches them, the makespan ratio mostly measures that
+    competition (a compute-bound server showed 2.1× side by side, 1.21× one after
+    another). Runs measured apart (``shared`` False, as in ``splitdesk bench``) always
+    give a verdict. Before the run is diagnosed (``d`` None) there is nothing to judge."""
+    if not shared or d is None or d.code == "batching":
+        return None
+    if d.code == "one-at-a-time":
+        return "the server ran one request at a time"
+    if d.code == "compute-bound":
+        return "both ways shared a compute-bound server"
+    return "both ways shared the server"
 
 
 def common_failure(traces: Sequence[RequestTrace]) -> RequestError | None:

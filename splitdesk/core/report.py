@@ -22,12 +22,15 @@ from splitdesk.core.run_state import RequestTrace, RunState
 @dataclass
 class BenchRun:
     """One executed mode of one repeat: its state and, on the built-in endpoint, the cost
-    model's predicted makespan."""
+    model's predicted makespan (``None`` with ``prediction_note`` when it does not apply,
+    e.g. requests were refused with HTTP 429)."""
 
     mode: str
     repeat: int
     state: RunState
     predicted_wall_s: float | None = None
+    #: Why there is no prediction although one was made (``predict.RATE_LIMIT_NOTE``).
+    prediction_note: str | None = None
 
     @property
     def metrics(self) -> GroupMetrics:
@@ -143,6 +146,9 @@ def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
         out["speedup_range"] = [round(s.min, 4), round(s.max, 4)]
     sp = spread(predicted)
     out["predicted_speedup"] = round(sp.median, 4) if sp else None
+    notes = sorted({r.prediction_note for r in runs if r.prediction_note})
+    if notes:  # a prediction was dropped: say why rather than show a bare "—"
+        out["predicted_note"] = "; ".join(notes)
     # diagnosis, prompt_shape_factor, concurrency_factor (splitdesk.core.diagnosis)
     out.update(bench_summary([[r.state.requests for r in runs if r.repeat == k] for k in repeats]))
     return out

@@ -20,9 +20,15 @@ from splitdesk.core.diagnosis import (
     decompose_groups,
     diagnose_state,
     failure_summary,
+    no_verdict_reason,
 )
 from splitdesk.core.metrics import GroupMetrics, RunSummary, summarize
-from splitdesk.core.predict import PredictedRequest, predicted_makespan
+from splitdesk.core.predict import (
+    RATE_LIMIT_NOTE,
+    PredictedRequest,
+    predicted_makespan,
+    prediction_ignores_rate_limit,
+)
 from splitdesk.core.run_state import RunState
 from splitdesk.providers.base import RequestError
 from splitdesk.ui.theme import Theme, ui_font
@@ -207,11 +213,14 @@ class SummaryStrip(QFrame):
             and self._complete(c)
             and self._complete(p)
         ):
-            if shared and diagnosis is not None and diagnosis.one_at_a_time:
-                line += (
-                    f" · <span style='color:{t.muted}'>no verdict: the server ran one "
-                    "request at a time</span>"
+            no_verdict = no_verdict_reason(diagnosis, shared)  # core/diagnosis.py's rule
+            if no_verdict is not None:
+                ratio = (
+                    ""
+                    if diagnosis is not None and diagnosis.one_at_a_time
+                    else f"{summary.speedup:.1f}× side by side, "
                 )
+                line += f" · <span style='color:{t.muted}'>{ratio}no verdict: {no_verdict}</span>"
             else:
                 line += " · " + verdict(summary.speedup, t, shared)
                 if diagnosis is not None and diagnosis.one_at_a_time and summary.speedup >= 1.1:
@@ -221,8 +230,13 @@ class SummaryStrip(QFrame):
                         "not concurrency</span>"
                     )
                 pc, pp = self._predicted("combined"), self._predicted("parallel")
-                if pc and pp:
-                    line += f" <span style='color:{t.muted}; font-size:small'>(predicted {pc / pp:.1f}×)</span>"
+                if pc and pp:  # the cost model knows no 429s (core/predict.py)
+                    said = (
+                        RATE_LIMIT_NOTE
+                        if prediction_ignores_rate_limit(self.predictions, state.requests)
+                        else f"predicted {pc / pp:.1f}×"
+                    )
+                    line += f" <span style='color:{t.muted}; font-size:small'>({said})</span>"
                 if self.client_note:  # how the client sent (Engineer menu)
                     line += f" <span style='color:{t.muted}; font-size:small'>· {self.client_note}</span>"
                 tradeoff = tradeoff_line(
@@ -274,9 +288,15 @@ class SummaryStrip(QFrame):
             for note in d.notes:
                 why += f"<br>Also: {escape(note.text, quote=False)}"
             lines.append(why)
-        if shared and d.one_at_a_time:
+        if no_verdict_reason(d, shared) is not None:
+            why_not = (
+                "Side by side cannot show what parallel requests gain on this server."
+                if d.one_at_a_time
+                else "Side by side, the combined request competed with the parallel ones for"
+                " the server, which inflates the ratio."
+            )
             lines.append(
-                "Side by side cannot show what parallel requests gain on this server. "
+                f"{why_not} "
                 f"<a href='fair-mode' style='color:{t.accent}'>Run them one after another</a>"
                 " to measure each way on an idle server."
             )
@@ -367,7 +387,7 @@ class SummaryStrip(QFrame):
             and speedup < 1.1
             and info is not None
             and info.mode == "side-by-side"
-            and not (d is not None and d.one_at_a_time)  # the caption says it then
+            and no_verdict_reason(d, True) is None  # the caption says it then
         ):
             parts.append(
                 "side by side, both ways share the server: “one after another” measures each on an idle one"

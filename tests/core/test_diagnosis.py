@@ -233,11 +233,24 @@ def test_unclear_says_no_clear_pattern_with_its_numbers() -> None:
     assert d.evidence["first_token_spread_s"] == pytest.approx(3.6)
 
 
-def test_every_request_failed_is_unclear_and_names_the_cause() -> None:
+def test_every_request_failed_is_a_failure_diagnosis_naming_the_cause() -> None:
+    # every request failing is a clear pattern, not "no clear pattern"
     reqs = [Req("combined", status=401)] + [Req("parallel", status=401) for _ in range(N)]
     d = diagnose_state(build(reqs))
-    assert d.code == "unclear"
-    assert "every request failed (HTTP 401: refused)" in d.text
+    assert d.code == "failed"
+    assert d.text == f"every request failed ({N + 1} of {N + 1}): HTTP 401: refused."
+    assert "no clear pattern" not in d.text
+    assert d.evidence["failed"] == N + 1 and d.evidence["causes"] == 1
+
+
+def test_every_request_failed_in_different_ways_counts_each_cause() -> None:
+    reqs = [Req("combined", status=500)] + [Req("parallel", status=401) for _ in range(N)]
+    d = diagnose_state(build(reqs))
+    assert d.code == "failed"
+    assert d.text == (
+        f"every request failed ({N + 1} of {N + 1}): 1 request: HTTP 500: refused; "
+        f"{N} requests: HTTP 401: refused."
+    )
 
 
 def test_running_requests_get_no_diagnosis() -> None:
@@ -402,3 +415,28 @@ def test_no_markers_flags_only_a_finished_combined_reply_without_sections() -> N
     assert no_markers(state.requests[0])
     assert not any(no_markers(t) for t in state.requests[1:])
     assert not no_markers(build(batching()).requests[0])
+
+
+def test_side_by_side_speed_up_is_a_verdict_only_when_the_server_batches() -> None:
+    from splitdesk.core.diagnosis import Diagnosis, no_verdict_reason
+
+    def d(code: str) -> Diagnosis:
+        return Diagnosis(code, "", {})  # type: ignore[arg-type]
+
+    assert no_verdict_reason(d("batching"), shared=True) is None
+    assert no_verdict_reason(d("compute-bound"), True) == "both ways shared a compute-bound server"
+    assert no_verdict_reason(d("one-at-a-time"), True) == "the server ran one request at a time"
+    for code in ("network-bound", "unclear", "shortened-answers"):
+        assert no_verdict_reason(d(code), True) == "both ways shared the server"
+    # measured apart (one after another, bench): every diagnosis leaves the verdict
+    assert no_verdict_reason(d("compute-bound"), shared=False) is None
+    assert no_verdict_reason(None, shared=True) is None
+
+
+def test_failure_word_names_the_failure_without_figures() -> None:
+    from splitdesk.core.diagnosis import failure_word
+
+    assert failure_word(RequestError(ErrorKind.HTTP, "HTTP 429", 429)) == "refused (HTTP 429)"
+    assert failure_word(RequestError(ErrorKind.HTTP, "HTTP 401", 401)) == "HTTP 401"
+    assert failure_word(RequestError(ErrorKind.CONNECT, "refused")) == "cannot connect"
+    assert failure_word(None) == "failed"
