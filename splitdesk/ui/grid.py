@@ -127,7 +127,7 @@ class PaneGrid(QScrollArea):
             """How many panes are wholly in sight with these minimum sizes."""
             self.min_width, self.min_height = min_width, min_height
             cols = self.columns_for(width, height, len(visible))
-            rows = max(1, (height + spacing) // (min_height + spacing))
+            rows = (height + spacing) // (min_height + spacing)  # a pane taller shows none
             return min(len(visible), cols * rows)
 
         # normal panes while they all fit; else the way that shows the most panes at

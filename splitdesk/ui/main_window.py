@@ -234,12 +234,18 @@ class MainWindow(QMainWindow):
         controller.runFinished.connect(self._run_finished)
         controller.runStarted.connect(self._server_lane_start)
         controller.runFinished.connect(self.server_lane.finish)
+        # the shown server lane takes height: the timeline's lanes keep theirs (it may fold)
+        controller.runStarted.connect(lambda _s: self._fit_timeline(self._lanes_wanted))
+        self.server_lane.foldChanged.connect(lambda _f: self._fit_timeline(self._lanes_wanted))
         controller.predictionsReady.connect(self._predictions)
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
         self.recordings = RecordingsUi(self)
         #: The live tokens chart beside the timeline (View → Tokens chart).
         self.token_chart = TokenChartUi(self)
+        view_menu = getattr(self, "view_menu", None)  # made by the recordings' menus
+        if view_menu is not None:  # View → Server lane: the user's choice beats auto-folding
+            view_menu.addAction(self.server_lane.action)
         #: Presentation mode and scenarios (F11, the toolbar's Present button).
         self.presentation = Presentation(self)
         #: File → Export: pictures, figures, the Perfetto trace, GIF/MP4 animations.
@@ -526,6 +532,12 @@ class MainWindow(QMainWindow):
         self._labels = self._labels or [question_label(q) for q in questions]
         for index, spec in enumerate(plan.requests):
             self._make_pane(index, spec.group, spec.questions)
+        # no parallel request (dependent questions: combined vs the chain): no empty column;
+        # the combined and sequential panes take the width
+        parallel = any(s.group not in ("combined", "sequential") for s in plan.requests)
+        right_col = self.grid.parentWidget()
+        if right_col is not None:
+            right_col.setVisible(parallel)
         self.grid.relayout_now()
         lanes = len(
             {("sequential" if s.group == "sequential" else i) for i, s in enumerate(plan.requests)}
@@ -539,20 +551,70 @@ class MainWindow(QMainWindow):
     _lanes_wanted = 1  #: lanes of the current run (the timeline's room follows them)
 
     def _fit_timeline(self, lanes: int) -> None:
-        """Give the timeline room for ``lanes`` readable lanes (up to 60 % of the height),
-        unless the user has placed the divider themselves."""
+        """Give the timeline room for ``lanes`` readable lanes, unless the user has placed
+        the divider themselves.
+
+        The lanes are the app's key picture: up to 60 % of the height, and more when that
+        lets every lane show without scrolling (at the timeline's smaller lane names) while
+        the panes keep their titles and one row of tight panes. When even that is short
+        (a projector), the server lane folds to its caption line, or hides, unless the user
+        chose how it shows. Too many lanes for any of this: they scroll in 60 %."""
         self._lanes_wanted = lanes
         if self._divider_moved:
             return
         h = self.main_split.height()
         lane_px = QFontMetrics(ui_font(self.scale, 0)).height() * LANE_PITCH
+        small_px = QFontMetrics(ui_font(self.scale, -2)).height() * LANE_PITCH  # crowded names
+        vb = self.timeline.plot.getPlotItem().getViewBox()
+        plot_h = self.timeline.plot.height()
+        # the axis, its label and the plot's margins: measured once laid out
+        axis = plot_h - int(vb.height()) if vb.height() > 0 else int(60 * self.scale)
+        axis += 4  # layout spacing and rounding
         width = max(self.timeline.width(), 1)  # wrapped labels: their height at this width
+        room = max(int(h * 0.6), h - self._panes_min_height(h))
+        server = self.server_lane
+        if server.polling() and server.fold_by_user is None:
+            fixed = self.timeline.legend.heightForWidth(width) + self._below_timeline(width)
+            if not server.isHidden():
+                fixed -= server.sizeHint().height()
+            lanes_need = fixed + int(lanes * small_px) + axis + 2
+            if lanes_need + server.open_height() <= room:
+                server.set_fold("open")
+            elif lanes_need + server.line_height() <= room:
+                server.set_fold("line")
+            else:
+                server.set_fold("off")
         fixed = self.timeline.legend.heightForWidth(width) + self._below_timeline(width)
-        wanted = fixed + int(lanes * lane_px) + int(60 * self.scale)  # + axis and margins
-        bottom = min(max(wanted, int(h * 0.4)), int(h * 0.6))
+        wanted = fixed + int(lanes * lane_px) + axis
+        need = fixed + int(lanes * small_px) + axis + 2  # every lane, smaller names
+        if wanted <= int(h * 0.6):
+            bottom = max(wanted, int(h * 0.4))
+        elif need <= room:
+            bottom = max(min(wanted, room), int(h * 0.6))
+        else:  # too many lanes for any split: they scroll
+            bottom = int(h * 0.6)
         self._auto_sizing = True
         self.main_split.setSizes([h - bottom, bottom])
         self._auto_sizing = False
+
+    def _server_lane_start(self, state: RunState) -> None:
+        """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
+        self.summary.client_note = self.engineer.used.short()
+        self.engineer.load_prices_for_run()  # each side's cost beside its time
+        sim = self.controller.sim
+        self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
+
+    def _panes_min_height(self, h: int) -> int:
+        """Pixels the panes keep however many lanes the timeline wants: the section titles
+        and one row of the tightest panes (header and last line; 40 % of ``h`` before a run
+        has panes)."""
+        panes = list(self.panes.values())
+        if not panes:
+            return int(h * 0.4)
+        title = self.parallel_title.sizeHint().height()
+        row = title + max(p.tight_height() for p in panes) + 2 * self.grid.frameWidth() + 8
+        handle = self.main_split.handleWidth()
+        return max(row, self.pane_split.minimumSizeHint().height()) + handle
 
     def _below_timeline(self, width: int) -> int:
         """Pixels the other shown widgets under the panes (summary strip, server lane…)
@@ -563,7 +625,8 @@ class MainWindow(QMainWindow):
         for i in range(lay.count() if lay is not None else 0):
             item = lay.itemAt(i) if lay is not None else None
             w = item.widget() if item is not None else None
-            if w is None or w is self.timeline or w.isHidden():
+            # the timeline itself, or the splitter holding it beside the tokens chart
+            if w is None or w is self.timeline or w.isAncestorOf(self.timeline) or w.isHidden():
                 continue
             inner = w.layout()
             if inner is not None and inner.hasHeightForWidth():
@@ -573,13 +636,6 @@ class MainWindow(QMainWindow):
             else:
                 total += max(w.minimumHeight(), w.sizeHint().height())
         return total
-
-    def _server_lane_start(self, state: RunState) -> None:
-        """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
-        self.summary.client_note = self.engineer.used.short()
-        self.engineer.load_prices_for_run()  # each side's cost beside its time
-        sim = self.controller.sim
-        self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
 
     def _divider_dragged(self) -> None:
         if not self._auto_sizing:

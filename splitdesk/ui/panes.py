@@ -8,10 +8,13 @@ once per frame (:class:`~splitdesk.ui.throttle.Throttle`).
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontMetricsF,
     QPainter,
     QPainterPath,
     QPaintEvent,
@@ -32,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from splitdesk.core.diagnosis import waiting_state
+from splitdesk.core.diagnosis import failure_word, waiting_state
 from splitdesk.core.metrics import RequestFigures, group_metrics, request_figures
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
@@ -72,6 +75,62 @@ class TextStream(QPlainTextEdit):
         self.setFrameShape(QFrame.Shape.NoFrame)
         #: Scrolled to the end, show the last line with text (compact panes).
         self.last_text_line = False
+        self._fitting = False  #: inside :meth:`whole_lines`
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self.whole_lines())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Keep the text area a whole number of lines high (:meth:`whole_lines`)."""
+        super().resizeEvent(event)
+        self.whole_lines()
+
+    def whole_lines(self) -> None:
+        """Show whole lines only: the viewport ends at the bottom of the last line that fits
+        in it whole (one at least) and the spare pixels, less than a line, stay empty below
+        it, so a small pane never shows the top half of a line (the view scrolls by whole
+        lines; a heading's taller line counts at its own height)."""
+        if self._fitting:  # margins and scrolling below call back here: once at a time
+            return
+        self._fitting = True
+        try:
+            for _ in range(2):  # scrolling to the end may move the lines: fit once more
+                if not self._fit_whole_lines():
+                    break
+        finally:
+            self._fitting = False
+
+    def _fit_whole_lines(self) -> bool:
+        """One step of :meth:`whole_lines`; whether it scrolled (lines moved)."""
+        avail = self.height() - 2 * self.frameWidth()
+        offset = self.contentOffset()
+        block = self.firstVisibleBlock()
+        fits = -1  # the bottom of the last line in sight that fits whole
+        while block.isValid() and fits < avail:
+            top = self.blockBoundingGeometry(block).translated(offset).top()
+            layout = block.layout()
+            if top > avail or layout is None:
+                break
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                bottom = math.ceil(top + line.y() + line.height())
+                if bottom > avail:
+                    break
+                if bottom > 0:
+                    fits = bottom
+            else:
+                block = block.next()
+                continue
+            break
+        # nothing laid out yet, or one line taller than the view: as is
+        spare = 0 if fits <= 0 else max(0, avail - fits)
+        if spare != self.viewportMargins().bottom():
+            bar = self.verticalScrollBar()
+            at_end = bar.value() >= bar.maximum() - 4  # as append_text: following the end
+            self.setViewportMargins(0, 0, 0, spare)
+            if at_end:  # a pane following its answer keeps following it
+                before = bar.value()
+                self.scroll_to_end()
+                return bar.value() != before
+        return False
 
     def append_text(self, text: str, fmt: QTextCharFormat | None = None) -> None:
         """Insert ``text`` at the end (one edit, however long)."""
@@ -89,13 +148,34 @@ class TextStream(QPlainTextEdit):
             self.scroll_to_end()
 
     def scroll_to_end(self) -> None:
-        """Show the end; with :attr:`last_text_line` (a compact pane's one or two lines), the
-        last line that has text rather than the empty line after a final newline."""
+        """Show the end: the last line that has text at the bottom of the view (not the
+        empty line after a final newline, which would leave a one-line view blank)."""
         bar = self.verticalScrollBar()
-        end = bar.maximum()
-        if self.last_text_line and end > 0 and not self.document().lastBlock().text():
-            end -= 1
-        bar.setValue(end)
+        doc = self.document()
+        total = int(doc.documentLayout().documentSize().height())  # plain text: in lines
+        trailing = 0
+        block = doc.lastBlock()
+        while not block.text() and block.previous().isValid():
+            trailing += max(1, block.lineCount())
+            block = block.previous()
+        visible = max(1, self.viewport().height() // max(1, self.line_pitch()))
+        bar.setValue(min(max(0, total - trailing - visible), bar.maximum()))
+        if not block.text():
+            return
+        end = QTextCursor(block)
+        end.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        # a taller line in sight (a heading) can push the last one out: one more line down
+        while bar.value() < bar.maximum() and self.cursorRect(end).bottom() >= (
+            self.viewport().height()
+        ):
+            bar.setValue(bar.value() + 1)
+
+    def line_pitch(self) -> int:
+        """Pixels from one line's top to the next's, as laid out (whole pixels, rounded up)."""
+        first = self.document().firstBlock().layout()
+        if first is not None and first.lineCount() > 0:  # the laid-out pitch (fractional)
+            return math.ceil(first.lineAt(0).height())
+        return math.ceil(QFontMetricsF(self.font()).lineSpacing())
 
     def format_range(self, start: int, end: int, fmt: QTextCharFormat) -> None:
         """Merge ``fmt`` into characters ``start``–``end`` (document positions)."""
@@ -164,7 +244,19 @@ def _variants(parts: list[str], drop: tuple[int, ...]) -> list[str]:
 
 
 def header_variants(f: RequestFigures) -> list[str]:
-    """A pane header's figures from the figure set ``f`` (formatting only), longest first."""
+    """A pane header's figures from the figure set ``f`` (formatting only), longest first.
+
+    A failed request shows its failure (:func:`~splitdesk.core.diagnosis.failure_word`:
+    "cannot connect", "HTTP 401") and only the figures it measured: no "TTFT …" or
+    "0 tok" placeholders that read as still waiting."""
+    if f.outcome == "failed":
+        got = [
+            f"TTFT {f.ttft_s:.2f} s" if f.ttft_s is not None else "",
+            f"{'~' if f.tokens_source == 'events' else ''}{f.output_tokens} tok"
+            if f.events
+            else "",
+        ]
+        return _variants([f"✕ {failure_word(f.error)}", *got], drop=(2, 1))
     if f.retries and f.attempt_ttft_s is not None:
         ttft = f"TTFT {f.attempt_ttft_s:.2f} s · waited {f.ttft_s or 0:.2f} s"
     else:
@@ -290,6 +382,7 @@ class RequestPane(QFrame):
 
         self.text = TextStream()
         self.text.setFont(mono_font(scale))
+        self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
         self.error = QLabel("")
         self.error.setObjectName("error")
         self.error.setWordWrap(True)
@@ -369,7 +462,7 @@ class RequestPane(QFrame):
         self.text.setVerticalScrollBarPolicy(policy)
         lines = self._lines_height(1 if tight else 2)
         self.text.setMaximumHeight(lines if compact else 16777215)
-        self.text.setMinimumHeight(lines if compact else 0)
+        self.text.setMinimumHeight(lines if compact else self._lines_height(1))
         if compact:
             self.reasoning.hide()
         self.text.last_text_line = compact

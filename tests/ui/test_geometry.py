@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from PySide6.QtCore import QRect, QRectF
+from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QLabel, QWidget
 from ui.conftest import wait_signal, wait_until
@@ -373,3 +373,84 @@ async def test_the_sidebar_choice_is_remembered(window_at: Any) -> None:
     again.endpoint_button.click()  # choosing the endpoint brings the sidebar back
     assert again.sidebar.isVisible() and again.sidebar.currentIndex() == 1
     assert again._persisted().sidebar_collapsed is False
+
+
+def assert_whole_lines(pane: RequestPane) -> None:
+    """The pane's text area shows whole lines only: the last line in sight ends inside it
+    (a line's last 2 px are leading below the descenders)."""
+    text = pane.text
+    viewport = text.viewport()
+    last = text.cursorRect(text.cursorForPosition(QPoint(2, viewport.height() - 1)))
+    assert last.bottom() <= viewport.height() + 1, (
+        f"{pane.badge.text()}: a line from y={last.top()} to {last.bottom()} is cut at "
+        f"{viewport.height()} px"
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_projector_shows_every_lane_at_five_questions(
+    sim_short: Any, window_at: Any
+) -> None:
+    """1280×720 ×1.5 with 5 questions and the server lane polling the built-in endpoint's
+    /metrics: the timeline shows all 6 lanes without scrolling; the server lane gives way
+    (folded or hidden, and View → Server lane says so); a parallel pane stays in sight and
+    every pane in sight shows whole lines of text."""
+    plan, questions, events = await recorded_run(sim_short, 5)
+    window = window_at((1280, 720), 1.5, AppSettings(question_set=question_set(5)))
+    controller = window.controller
+    controller.runPlanned.emit(plan, questions)
+    state = RunState()
+    controller.runStarted.emit(state)
+    lane = window.server_lane
+    lane.start(state, window.endpoint.settings(), sim_short.url)  # as a live run on the sim
+    assert lane.polling()
+    for ev in events:
+        state.apply(ev)
+    controller.runFinished.emit(state)
+    await settled(window)
+    timeline = window.timeline
+    assert len(timeline.lanes) == 6
+    assert timeline.lanes_shown == 6 and timeline.lane_top == 0, (
+        f"{timeline.lanes_shown} of 6 lanes in sight"
+    )
+    assert not timeline.lane_bar.isVisible()
+    check_timeline(window, 5, [question_label(q.text, q.title) for q in question_set(5).questions])
+    assert lane.fold in ("line", "off")
+    assert lane.isVisible() == (lane.fold == "line")
+    assert lane.action.isChecked() == (lane.fold == "line")
+    hidden = window.grid.hidden_panes()
+    assert len(hidden) < 5, "no parallel pane in sight"
+    check_summary(window)
+    for pane in window.panes.values():
+        if pane.isVisible() and pane not in hidden:
+            assert_whole_lines(pane)
+    # the user's choice wins: View → Server lane shows it whole; the lanes then scroll
+    lane.action.trigger()
+    await settled(window)
+    assert lane.fold == "open" and lane.fold_by_user == "open" and lane.isVisible()
+    assert lane.plot.isVisible()
+    if timeline.lanes_shown < 6:
+        assert timeline.lane_bar.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_dependent_questions_leave_no_empty_parallel_column(
+    sim_short: Any, window_at: Any
+) -> None:
+    """Combined vs the chain (dependent questions) has no parallel request: the parallel
+    column is hidden and the combined and sequential panes take the width; the next
+    side-by-side run brings it back."""
+    window = window_at((1920, 1080), 1.5, AppSettings())
+    questions = question_set(2).texts
+    plan = make_plan("dependent", questions, CombinedTemplate(), None)
+    window.controller.runPlanned.emit(plan, questions)
+    await settled(window)
+    right = window.grid.parentWidget()
+    assert right is not None and not right.isVisible()
+    left = window.pane_split.widget(0)
+    assert left.width() >= window.pane_split.width() - 2, "the panes do not take the width"
+    assert len(set(window.panes.values())) == 2  # combined, and one pane for the chain
+    side = make_plan("side-by-side", questions, CombinedTemplate(), None)
+    window.controller.runPlanned.emit(side, questions)
+    await settled(window)
+    assert right.isVisible() and len(window.grid.panes) == 2

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtGui import QTextLayout
-from PySide6.QtWidgets import QApplication
+import pytest
+from PySide6.QtGui import QAction, QTextLayout
+from PySide6.QtWidgets import QAbstractButton, QApplication
 
+from splitdesk.core.settings import AppSettings
 from splitdesk.ui.theme import DARK, apply_theme, ui_font
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -51,3 +54,29 @@ def test_every_shown_character_has_a_glyph(qapp: QApplication) -> None:
     assert "→" in chars and "·" in chars, "the scan found the window's texts"
     missing = {f"{ch} (U+{ord(ch):04X})": where for ch, where in chars.items() if not has_glyph(ch)}
     assert not missing, f"no glyph in the installed fonts (drawn as an empty box): {missing}"
+
+
+@pytest.mark.asyncio
+async def test_every_button_and_menu_text_of_the_window_has_a_glyph(
+    qapp: QApplication, make_window: Any
+) -> None:
+    """The texts the live window puts on its buttons, toolbar and menus (set at run time
+    too, such as a pane's expand arrow or the server lane's fold arrow): each character is
+    drawn by the interface font or Qt's fallback, never as an empty box."""
+    window = make_window(AppSettings())
+    texts: dict[str, str] = {}
+    for button in window.findChildren(QAbstractButton):
+        texts[button.text()] = type(button).__name__
+    for action in window.findChildren(QAction):
+        texts[action.text()] = "action"
+    for lane_text in ("▾", "▸"):  # the server lane's fold arrow, both states
+        window.server_lane.set_fold("line" if lane_text == "▸" else "open")
+        texts[window.server_lane.fold_button.text()] = "server lane"
+    assert any("Present" in t for t in texts), "the toolbar's Present action was found"
+    missing = {
+        f"{ch} (U+{ord(ch):04X}) in {text!r}": where
+        for text, where in texts.items()
+        for ch in text
+        if ord(ch) > 127 and ch.isprintable() and not has_glyph(ch)
+    }
+    assert not missing, f"drawn as an empty box: {missing}"
