@@ -74,7 +74,7 @@ def failure_lines(traces: list[RequestTrace], limit: int = 5) -> list[str]:
     lines = []
     for message, failed in list(groups.items())[:limit]:
         if len(failed) == 1:
-            lines.append(f"  ! {_who(failed[0])} failed: {message}")
+            lines.append(f"  ! 1 request ({_who(failed[0])}): {message}")
             continue
         who: dict[str, list[int]] = {}
         for t in failed:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QWidget
 
 from splitdesk.core.recording import Recording
@@ -37,7 +38,7 @@ from splitdesk.ui.encoders import (
     Mp4Writer,
     check_size,
 )
-from splitdesk.ui.theme import Theme
+from splitdesk.ui.theme import Theme, ui_font
 
 if TYPE_CHECKING:
     from splitdesk.ui.main_window import MainWindow
@@ -61,10 +62,53 @@ def _check_png_path(path: Path) -> None:
         raise OSError(f"{path}: folder {folder} does not exist")
 
 
+@contextmanager
+def every_lane(timeline: Timeline) -> Iterator[None]:
+    """While inside, the timeline's plot is tall enough for every lane at the normal lane
+    pitch (names at the normal size), laid out for that height: an export then holds
+    every lane, not just those the window has room for (the rest are behind the lane
+    scroll bar on screen). The plot's size and the lane scroll position are restored on
+    exit. Nothing changes when every lane is already shown."""
+    from splitdesk.ui.timeline import LANE_PITCH
+
+    n = len(timeline.lanes)
+    if timeline.lanes_shown >= n:
+        yield
+        return
+    plot, bar = timeline.plot, timeline.lane_bar
+    old, top = plot.size(), bar.value()
+    chrome = plot.height() - plot.getPlotItem().getViewBox().height()  # axis, margins
+    pitch = QFontMetrics(ui_font(timeline.scale, 0)).height() * LANE_PITCH
+    plot.resize(old.width(), math.ceil(chrome + n * pitch) + 2)
+    timeline.refresh()  # lanes, names and labels laid out for the new height
+    _settle(timeline)
+    try:
+        yield
+    finally:
+        plot.resize(old)
+        timeline.refresh()
+        bar.setValue(top)
+        _settle(timeline)
+
+
+def _settle(timeline: Timeline) -> None:
+    """Apply now the plot's pending layout (the lane-name axis's new width), which Qt
+    would do on its next event loop pass: else the exporter draws the old width and
+    pyqtgraph drops the names that no longer fit."""
+    layout = timeline.plot.getPlotItem().layout
+    layout.invalidate()
+    layout.activate()
+
+
 def timeline_image(timeline: Timeline, scale: float = PNG_SCALE) -> QImage:
-    """The timeline's plot drawn at ``scale`` × its size on screen (pyqtgraph's
-    ``ImageExporter``). Raises ``ValueError`` for a scale giving more than
+    """The timeline's plot, every lane (:func:`every_lane`), drawn at ``scale`` × its size
+    (pyqtgraph's ``ImageExporter``). Raises ``ValueError`` for a scale giving more than
     :data:`MAX_PNG_SIDE` pixels a side."""
+    with every_lane(timeline):
+        return _plot_image(timeline, scale)
+
+
+def _plot_image(timeline: Timeline, scale: float) -> QImage:
     import pyqtgraph.exporters as ex
 
     item = timeline.plot.getPlotItem()
@@ -101,12 +145,14 @@ def timeline_png(timeline: Timeline, path: Path, scale: float = PNG_SCALE) -> tu
 
 
 def timeline_svg_bytes(timeline: Timeline) -> bytes:
-    """The timeline's plot as SVG (pyqtgraph's ``SVGExporter``, with
-    :mod:`splitdesk.ui.svg_fix` for Qt ≥ 6.11). Lane names are SVG text."""
+    """The timeline's plot, every lane (:func:`every_lane`), as SVG (pyqtgraph's
+    ``SVGExporter``, with :mod:`splitdesk.ui.svg_fix` for Qt ≥ 6.11). Lane names are SVG
+    text."""
     import pyqtgraph.exporters as ex
 
     svg_fix.install()
-    text = ex.SVGExporter(timeline.plot.getPlotItem()).export(toBytes=True)
+    with every_lane(timeline):
+        text = ex.SVGExporter(timeline.plot.getPlotItem()).export(toBytes=True)
     return text if isinstance(text, bytes) else str(text).encode("utf-8")
 
 

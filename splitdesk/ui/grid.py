@@ -5,14 +5,15 @@ badge, whole label, expand button); rows share the height down to ``min_height``
 When the panes do not fit at that height they turn compact (header, state, the last two
 lines), and when even compact panes do not fit the grid scrolls, with its scroll bar
 shown and :attr:`PaneGrid.more_label` saying how many panes are out of sight ("+11 more
-↓"). One pane can be expanded to fill the grid and restored.
+↓": header or first text line not in view; ↑ when they are above, ↕ both ways). One
+pane can be expanded to fill the grid and restored.
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QRect, Qt, QTimer
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
@@ -170,17 +171,39 @@ class PaneGrid(QScrollArea):
             self._grid.setRowStretch(r, 1)
         QTimer.singleShot(0, self._update_more)  # once the new layout has its geometry
 
+    def _shown_rect(self) -> QRect:
+        """The part of the grid's inner widget in sight, in its coordinates."""
+        bar = self.verticalScrollBar()
+        return QRect(0, bar.value(), self.viewport().width(), self.viewport().height())
+
+    @staticmethod
+    def _readable_part(pane: RequestPane) -> QRect:
+        """What of ``pane`` must be in sight for it to be read: its header down to the
+        first line of its text (a pane cut only below that is on screen, not "more")."""
+        g = pane.geometry()
+        text = pane.text
+        if not text.isVisibleTo(pane):
+            return g
+        bottom = text.mapTo(pane, QPoint(0, 0)).y() + pane._lines_height(1)
+        return QRect(g.left(), g.top(), g.width(), min(g.height(), bottom))
+
     def hidden_panes(self) -> list[RequestPane]:
-        """Panes not wholly inside the visible part of the grid (scrolled out of sight)."""
-        shown = QRect(
-            0, self.verticalScrollBar().value(), self.viewport().width(), self.viewport().height()
-        )
-        return [p for p in self.panes if p.isVisibleTo(self) and not shown.contains(p.geometry())]
+        """Panes out of sight: their header or the first line of their text is not inside
+        the visible part of the grid (scrolled above or below it)."""
+        shown = self._shown_rect()
+        return [
+            p
+            for p in self.panes
+            if p.isVisibleTo(self) and not shown.contains(self._readable_part(p))
+        ]
 
     def _update_more(self) -> None:
-        hidden = len(self.hidden_panes()) if self.panes else 0
-        self.more_label.setText(f"+{hidden} more ↓ scroll" if hidden else "")
-        self.more_label.setVisible(hidden > 0)
+        hidden = self.hidden_panes() if self.panes else []
+        top = self._shown_rect().top()
+        above = sum(1 for p in hidden if self._readable_part(p).top() < top)
+        arrow = "↓" if not above else "↑" if above == len(hidden) else "↕"
+        self.more_label.setText(f"+{len(hidden)} more {arrow} scroll" if hidden else "")
+        self.more_label.setVisible(bool(hidden))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -185,6 +185,11 @@ async def test_every_place_shows_the_same_figures(qtbot: Any) -> None:
             assert number(r"TTFT ([\d.]+) s", text) == pytest.approx(j["attempt_ttft_s"], abs=5e-3)
             assert number(r"waited ([\d.]+) s", text) == pytest.approx(j["ttft_s"], abs=5e-3)
             assert "1 retry after 429" in text
+        elif i == FAIL and j["ttft_s"] is None:
+            # a failed pane says so, with no placeholder figures that read as still waiting
+            assert text == "✕ HTTP 500", text
+            assert "backend exploded" in pane.error.text()
+            continue
         elif j["ttft_s"] is None:
             assert "TTFT …" in text
         else:
