@@ -104,24 +104,23 @@ class TextStream(QPlainTextEdit):
         offset = self.contentOffset()
         block = self.firstVisibleBlock()
         fits = -1  # the bottom of the last line in sight that fits whole
-        while block.isValid() and fits < avail:
+        cut = False  # a line runs past the bottom (else the text ends in sight: nothing to do)
+        while block.isValid() and not cut:
             top = self.blockBoundingGeometry(block).translated(offset).top()
             layout = block.layout()
-            if top > avail or layout is None:
+            if top >= avail or layout is None:
                 break
             for i in range(layout.lineCount()):
                 line = layout.lineAt(i)
                 bottom = math.ceil(top + line.y() + line.height())
                 if bottom > avail:
+                    cut = True
                     break
                 if bottom > 0:
                     fits = bottom
-            else:
-                block = block.next()
-                continue
-            break
-        # nothing laid out yet, or one line taller than the view: as is
-        spare = 0 if fits <= 0 else max(0, avail - fits)
+            block = block.next()
+        # nothing cut, nothing laid out yet, or one line taller than the view: no margin
+        spare = max(0, avail - fits) if cut and fits > 0 else 0
         if spare != self.viewportMargins().bottom():
             bar = self.verticalScrollBar()
             at_end = bar.value() >= bar.maximum() - 4  # as append_text: following the end
@@ -151,24 +150,22 @@ class TextStream(QPlainTextEdit):
         """Show the end: the last line that has text at the bottom of the view (not the
         empty line after a final newline, which would leave a one-line view blank)."""
         bar = self.verticalScrollBar()
-        doc = self.document()
-        total = int(doc.documentLayout().documentSize().height())  # plain text: in lines
-        trailing = 0
-        block = doc.lastBlock()
+        bar.setValue(bar.maximum())
+        block = self.document().lastBlock()
         while not block.text() and block.previous().isValid():
-            trailing += max(1, block.lineCount())
             block = block.previous()
-        visible = max(1, self.viewport().height() // max(1, self.line_pitch()))
-        bar.setValue(min(max(0, total - trailing - visible), bar.maximum()))
-        if not block.text():
+        if not block.text() or block == self.document().lastBlock():
             return
         end = QTextCursor(block)
         end.movePosition(QTextCursor.MoveOperation.EndOfBlock)
-        # a taller line in sight (a heading) can push the last one out: one more line down
-        while bar.value() < bar.maximum() and self.cursorRect(end).bottom() >= (
-            self.viewport().height()
-        ):
-            bar.setValue(bar.value() + 1)
+        # the view scrolls by lines: step back while the last text line is above the view
+        # (a one-line view at the maximum shows the empty line after a final newline)
+        while bar.value() > 0 and self.cursorRect(end).top() < 0:
+            bar.setValue(bar.value() - 1)
+        # and on down to the bottom of the view while it stays whole there
+        pitch = self.line_pitch()
+        while bar.value() > 0 and self.cursorRect(end).bottom() + pitch < self.viewport().height():
+            bar.setValue(bar.value() - 1)
 
     def line_pitch(self) -> int:
         """Pixels from one line's top to the next's, as laid out (whole pixels, rounded up)."""

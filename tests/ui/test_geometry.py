@@ -385,6 +385,8 @@ def assert_whole_lines(pane: RequestPane) -> None:
         f"{pane.badge.text()}: a line from y={last.top()} to {last.bottom()} is cut at "
         f"{viewport.height()} px"
     )
+    spare = text.viewportMargins().bottom()  # less than a line stays empty, never more
+    assert spare < text.line_pitch(), f"{pane.badge.text()}: {spare} px left empty below"
 
 
 @pytest.mark.asyncio
