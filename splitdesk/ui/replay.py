@@ -392,7 +392,10 @@ class ReplayDriver(QObject):
         player.seek(t)  # at the end, finished() paints the final picture
         if not player.done:
             self.window.timeline.throttle.request()
+            # The headline and figures show the new moment at once, not up to 100 ms later
+            # (a seek is one user action; a drag's seeks are already throttled by _seeker).
             self.window.summary.throttle.request()
+            self.window.summary.throttle.flush()
 
     def _drop_player(self) -> None:
         if self.player is not None:
