@@ -274,10 +274,13 @@ class ReplayFrames:
         return _bgrx(widget_image(self.window), self.size)
 
     def dispose(self) -> None:
-        """Drop the window (no close handling: it has no engine, endpoint or settings)."""
+        """Drop the window (no close handling: it has no engine, endpoint or settings) and
+        end its controller's spawner threads (made with every controller; they were left
+        running, two per export)."""
         w = self.window
         w.recordings.replay.close()
         w._persist.cancel()
+        w.controller.close_sync()  # nothing started: only the spawner threads to end
         w.hide()
         w.deleteLater()
 
