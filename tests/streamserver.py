@@ -69,6 +69,7 @@ class ReplayServer:
     requests: list[tuple[bytes, bytes]] = field(default_factory=list)
     _server: asyncio.Server | None = None
     _handlers: set[asyncio.Task[None]] = field(default_factory=set)
+    _writers: set[asyncio.StreamWriter] = field(default_factory=set)
 
     @property
     def url(self) -> str:
@@ -77,21 +78,34 @@ class ReplayServer:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
 
     async def __aenter__(self) -> ReplayServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, ssl=self.tls)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Stop serving and close every accepted connection, waiting until each socket is
+        closed (Python 3.11's ``Server.wait_closed`` does not wait for connections, and a
+        handler cancelled before it ran never closes its writer: the socket was left for the
+        garbage collector, a ResourceWarning after the test)."""
         assert self._server is not None
         self._server.close()
         for task in list(self._handlers):
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
+        for writer in list(self._writers):
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+        self._writers.clear()
         await self._server.wait_closed()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Track a new connection's writer and handler task at once (before it runs)."""
+        self._writers.add(writer)
+        task = asyncio.ensure_future(self._handle(reader, writer))
         self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             length = 0
@@ -118,7 +132,7 @@ class ReplayServer:
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
-            self._handlers.discard(task)
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+            self._writers.discard(writer)
