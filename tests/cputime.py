@@ -64,6 +64,14 @@ def tree_delays(pids: list[int], descendants: bool = True) -> dict[tuple[int, in
     return out
 
 
+def waited_between(before: dict[tuple[int, int], int], after: dict[tuple[int, int], int]) -> float:
+    """Seconds of run-queue wait between two :func:`tree_delays` reads, thread by thread: a
+    thread that ended between them drops out (its wait since ``before`` is not known: the
+    figure errs towards less), one that started counts from zero. (A difference of two
+    sums would go negative when a thread that had waited ended in between.)"""
+    return sum(v - before.get(k, 0) for k, v in after.items()) / 1e9
+
+
 def run_queue_wait_s() -> float:
     """Seconds the threads of this process have spent ready to run but waiting for a CPU,
     since each started. All threads count: while a thread holding the GIL waits for a CPU,

@@ -14,6 +14,7 @@ from typing import Any
 
 import faultcases
 import pytest
+from cputime import tree_delays, waited_between
 from ui.conftest import wait_signal
 
 from splitdesk.core.endpoints import EndpointSettings
@@ -36,20 +37,6 @@ def fault_sim() -> Iterator[SimProcess]:
         sim.stop()
 
 
-def run_queue_wait_s() -> float:
-    """Seconds the threads of this process have spent ready to run but waiting for a CPU
-    (Linux ``/proc/self/task/*/schedstat``: ``cpu_ns run_delay_ns timeslices``). All of
-    them: while a thread holding the GIL waits for a CPU, the GUI thread waits for it."""
-    total = 0
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/schedstat", encoding="ascii") as f:
-                total += int(f.read().split()[1])
-        except (OSError, IndexError, ValueError):  # a thread that just ended
-            continue
-    return total / 1e9
-
-
 class LagProbe:
     """How late ``asyncio.sleep(0.01)`` wakes on the GUI (qasync) loop, sample by sample.
 
@@ -66,11 +53,13 @@ class LagProbe:
 
     async def _sample(self) -> None:
         while True:
-            t, waited = time.perf_counter(), run_queue_wait_s()
+            before = tree_delays([os.getpid()], descendants=False)
+            t = time.perf_counter()
             await asyncio.sleep(0.01)
             lag = time.perf_counter() - t - 0.01
+            waited = waited_between(before, tree_delays([os.getpid()], descendants=False))
             self.lags.append(lag)
-            self.own_lags.append(max(0.0, lag - (run_queue_wait_s() - waited)))
+            self.own_lags.append(max(0.0, lag - waited))
 
     async def stop(self) -> float:
         """Stop sampling; the worst lag the app itself caused (s)."""
