@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cputime import RunQueueMeter
 from ui.conftest import wait_signal, wait_until
 
 from splitdesk.core.endpoints import EndpointSettings
@@ -110,25 +111,41 @@ async def test_stop_in_every_phase_in_the_window(
             and all(in_phase(r) for r in window.state.group("parallel"))
         ),
         20,
+        f"every parallel request is {phase}",
     )
     await asyncio.sleep(0.1)
     state = window.state
     assert state is not None and all(in_phase(r) for r in state.group("parallel")), phase
     text_before = [r.text for r in state.requests]
-    finished = asyncio.ensure_future(wait_signal(window.runFinished, 5))
+    finished = asyncio.ensure_future(wait_signal(window.runFinished, 10, "the stopped run"))
     loop = asyncio.get_running_loop()
-    t0 = loop.time()
-    window.stop_button.click()
-    await wait_until(lambda: all("stopped" in p.state.text() for p in window.panes.values()), 2)
-    took = loop.time() - t0
-    assert took < STOP_WITHIN_S, f"stopping while {phase} took {took * 1000:.0f} ms"
+    # The bound is on the app's own time: the wall clock minus the time the GUI process and
+    # the engine (the stop's path) waited for a CPU that other processes held (2 shared cores).
+    with RunQueueMeter(os.getpid(), engine_pid) as cpu:
+        t0 = loop.time()
+        window.stop_button.click()
+        await wait_until(
+            lambda: all("stopped" in p.state.text() for p in window.panes.values()),
+            2,
+            "every pane says stopped",
+        )
+        took = loop.time() - t0
+    own = took - cpu.waited_s
+    assert own < STOP_WITHIN_S, (
+        f"stopping while {phase} took {own * 1000:.0f} ms of the app's own time "
+        f"({took * 1000:.0f} ms wall clock)"
+    )
     await finished
     for r, text in zip(state.requests, text_before, strict=True):
         assert r.outcome == "stopped" and r.text.startswith(text)
     for pane, r in zip(window.grid.panes, state.group("parallel"), strict=True):
         assert pane.text.toPlainText() == r.text
     # The engine process let go of every connection and thread of the run.
-    await wait_until(lambda: engine_resources(engine_pid) == before, 2)
+    await wait_until(
+        lambda: engine_resources(engine_pid) == before,
+        10,
+        "the engine process holds the sockets and threads it had before the run",
+    )
     if phase != "connecting":
         async with httpx.AsyncClient(base_url=slow_sim.url, timeout=5) as client:
 
@@ -136,8 +153,9 @@ async def test_stop_in_every_phase_in_the_window(
                 info = (await client.get("/_splitdesk/info")).json()
                 return bool(info["active_requests"] == 0 and info["running"] == 0)
 
-            for _ in range(100):
-                if await idle():
+            end = loop.time() + 10  # a wait, not a bound: the endpoint's own clean-up
+            for _ in range(10_000):
+                if await idle() or loop.time() > end:
                     break
                 await asyncio.sleep(0.01)
             assert await idle(), "the endpoint still serves the stopped requests"
