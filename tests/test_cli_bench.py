@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from starved import bench_slips, on_schedule
 
 from bench_contract import BenchDocument
 from splitdesk.cli import main
@@ -24,13 +25,22 @@ def bench(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dic
 
 
 def test_batching_speedup_matches_the_cost_model(capsys: pytest.CaptureFixture[str]) -> None:
-    code, doc, table = bench(["--mode", "all", "--sim-param", "speed=4"], capsys)
-    assert code == 0
+    def check(result: tuple[int, dict, str]) -> None:  # type: ignore[type-arg]
+        code, doc, _ = result
+        assert code == 0
+        s = doc["summary"]
+        assert s["speedup"] >= 4.0
+        assert abs(s["speedup"] - s["predicted_speedup"]) <= 0.10 * s["predicted_speedup"], s
+
+    # a starved endpoint's late steps are in the wall times, not the model: starved.py
+    _, doc, table = on_schedule(
+        lambda: bench(["--mode", "all", "--sim-param", "speed=4"], capsys),
+        check,
+        lambda result: bench_slips(result[1]),
+    )
     parsed = BenchDocument.model_validate(doc)
     assert [r.mode for r in parsed.runs] == ["combined", "parallel", "sequential"]
     s = doc["summary"]
-    assert s["speedup"] >= 4.0
-    assert abs(s["speedup"] - s["predicted_speedup"]) <= 0.10 * s["predicted_speedup"]
     combined = parsed.runs[0].requests[0]
     assert [x.question for x in combined.sections] == [0, 1, 2, 3, 4]
     assert combined.tokens_source == "usage" and combined.output_tokens > 500
@@ -48,21 +58,18 @@ def test_batching_speedup_matches_the_cost_model(capsys: pytest.CaptureFixture[s
 
 
 def test_single_slot_has_no_speedup(capsys: pytest.CaptureFixture[str]) -> None:
-    code, doc, _ = bench(
-        [
-            "--profile",
-            "single-slot",
-            "--mode",
-            "all",
-            "--sim-param",
-            "speed=4",
-            "--max-tokens",
-            "80",
-        ],
-        capsys,
+    def check(result: tuple[int, dict, str]) -> None:  # type: ignore[type-arg]
+        code, doc, _ = result
+        assert code == 0
+        assert doc["summary"]["speedup"] <= 1.2, doc["summary"]
+
+    args = ["--profile", "single-slot", "--mode", "all", "--sim-param", "speed=4"]
+    # a starved endpoint's late steps are in the wall times, not the model: starved.py
+    on_schedule(
+        lambda: bench([*args, "--max-tokens", "80"], capsys),
+        check,
+        lambda result: bench_slips(result[1]),
     )
-    assert code == 0
-    assert doc["summary"]["speedup"] <= 1.2
 
 
 def test_failed_requests_exit_1_and_still_write_json(capsys: pytest.CaptureFixture[str]) -> None:

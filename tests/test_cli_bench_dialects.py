@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from starved import bench_slips, on_schedule
 
 from bench_contract import BenchDocument
 from splitdesk.cli import APIS, main
@@ -24,25 +25,36 @@ def test_every_cli_dialect_has_a_provider() -> None:
 
 @pytest.mark.parametrize("api", DIALECTS)
 def test_bench_on_the_builtin_endpoint(api: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        [
-            "bench",
-            "--endpoint",
-            "builtin",
-            "--api",
-            api,
-            "--sim-param",
-            "speed=4",
-            "--sim-param",
-            "answer_tokens=40",
-            "--mode",
-            "all",
-            "--json",
-            "-",
-        ]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
+    def measure() -> tuple[int, str, str]:
+        code = main(
+            [
+                "bench",
+                "--endpoint",
+                "builtin",
+                "--api",
+                api,
+                "--sim-param",
+                "speed=4",
+                "--sim-param",
+                "answer_tokens=40",
+                "--mode",
+                "all",
+                "--json",
+                "-",
+            ]
+        )
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    def check(result: tuple[int, str, str]) -> None:
+        code, out, err = result
+        assert code == 0, err
+        s = json.loads(out)["summary"]
+        assert s["predicted_speedup"] > 3
+        assert abs(s["speedup"] - s["predicted_speedup"]) <= 0.10 * s["predicted_speedup"], s
+
+    # a starved endpoint's late steps are in the wall times, not the model: starved.py
+    _, out, _ = on_schedule(measure, check, lambda result: bench_slips(json.loads(result[1])))
     doc = json.loads(out)
     parsed = BenchDocument.model_validate(doc)
     assert parsed.endpoint.api == api
@@ -53,6 +65,4 @@ def test_bench_on_the_builtin_endpoint(api: str, capsys: pytest.CaptureFixture[s
         for r in run.requests:
             assert r.error is None and r.ttft_s is not None
             assert r.tokens_source == "usage" and r.output_tokens > 20
-    s = doc["summary"]
-    assert s["predicted_speedup"] > 3
-    assert abs(s["speedup"] - s["predicted_speedup"]) <= 0.10 * s["predicted_speedup"]
+    assert doc["summary"]["predicted_speedup"] > 3  # checked in check(), kept on schedule

@@ -32,6 +32,7 @@ from splitdesk.core.predict import (
     predict_plan,
     predicted_makespan,
     prediction_ignores_rate_limit,
+    schedule_slip_s,
 )
 from splitdesk.core.recording import (
     RecordingError,
@@ -202,7 +203,10 @@ async def _bench(
                 keep_events(state)  # every event with its time, for --record
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
+            slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
             await Runner(config, state.apply).run(opts.questions, plan)
+            slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
+            slip = slip1 - slip0 if slip0 is not None and slip1 is not None else None
             if k < 0:
                 if state.ended is not None and state.ended.stopped:
                     return runs
@@ -210,7 +214,7 @@ async def _bench(
             note = None
             if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
                 predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
-            runs.append(BenchRun(mode, k, state, predicted, note))
+            runs.append(BenchRun(mode, k, state, predicted, note, slip))
             if state.ended is not None and state.ended.stopped:
                 return runs
     return runs

@@ -138,6 +138,23 @@ async def predict_plan(
     return out
 
 
+async def schedule_slip_s(sim_root: str) -> float | None:
+    """How far the built-in endpoint has fallen behind its own cost-model schedule so far,
+    in seconds (``schedule_slip_s`` of ``GET {sim_root}/_splitdesk/info``, cumulative since
+    it started): time its engine loop did not get the CPU when a step was due (a starved
+    machine), which a measured makespan includes and a prediction does not. The difference
+    of two readings is the slip of what ran between them. ``None`` when the endpoint does
+    not say (not a built-in endpoint, unreachable): never raises.
+    """
+    try:
+        async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
+            info = (await client.get(f"{sim_root}/_splitdesk/info")).json()
+        slip = info.get("schedule_slip_s") if isinstance(info, dict) else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return float(slip) if isinstance(slip, int | float) else None
+
+
 def predicted_makespan(preds: list[PredictedRequest]) -> float | None:
     """Makespan of a group of predicted requests (last token − first send), seconds."""
     accepted = [p for p in preds if not p.rejected]

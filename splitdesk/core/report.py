@@ -31,6 +31,10 @@ class BenchRun:
     predicted_wall_s: float | None = None
     #: Why there is no prediction although one was made (``predict.RATE_LIMIT_NOTE``).
     prediction_note: str | None = None
+    #: Seconds the built-in endpoint fell behind its cost-model schedule during this run
+    #: (``predict.schedule_slip_s``; CPU starvation): the part of ``wall_s`` the prediction
+    #: cannot contain. ``None`` on other endpoints.
+    endpoint_slip_s: float | None = None
 
     @property
     def metrics(self) -> GroupMetrics:
@@ -110,6 +114,7 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "tokens_estimated_note": g.estimated_note or None,
         "throughput_tok_s": _r(g.throughput_tok_s, 3),
         "predicted_wall_s": _r(run.predicted_wall_s),
+        "endpoint_slip_s": _r(run.endpoint_slip_s),
         "stopped": bool(run.state.ended and run.state.ended.stopped),
     }
 

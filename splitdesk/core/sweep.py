@@ -17,7 +17,7 @@ JSON document (keys may be added, never removed)::
      "client": {"connections": "warm"|"cold", "release": "barrier"|"as-scheduled"},
      "rows": [{"n", "speedup", "speedup_range", "predicted_speedup",
                "combined_wall_s", "parallel_wall_s", "combined_wall_s_range",
-               "parallel_wall_s_range", "failed", "stopped"}, ...]}
+               "parallel_wall_s_range", "failed", "stopped", "endpoint_slip_s"}, ...]}
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from splitdesk.core.bench import (
 )
 from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.plans import make_plan
-from splitdesk.core.predict import predict_plan, predicted_makespan
+from splitdesk.core.predict import predict_plan, predicted_makespan, schedule_slip_s
 from splitdesk.core.report import BenchRun, summary_json
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner, redact
@@ -111,6 +111,7 @@ class SweepRow:
         """The row of the JSON document (module docstring); figures from
         :func:`~splitdesk.core.report.summary_json`."""
         s = summary_json(self.runs)
+        slips = [r.endpoint_slip_s for r in self.runs if r.endpoint_slip_s is not None]
         return {
             "n": self.n,
             "speedup": s.get("speedup"),
@@ -122,6 +123,8 @@ class SweepRow:
             "parallel_wall_s_range": s.get("parallel_wall_s_range"),
             "failed": any(t.outcome != "done" for r in self.runs for t in r.state.requests),
             "stopped": any(bool(r.state.ended and r.state.ended.stopped) for r in self.runs),
+            # the longest a run of this row had the built-in endpoint behind its schedule
+            "endpoint_slip_s": max(slips) if slips else None,
         }
 
 
@@ -194,8 +197,11 @@ async def _sweep(
                         predicted = None
                 state = RunState()
                 print(f"  N={n}: {mode} (repeat {k + 1}/{opts.repeat}) …", file=err, flush=True)
+                slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
                 await Runner(config, state.apply).run(qs, plan)
-                row.runs.append(BenchRun(mode, k, state, predicted))
+                slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
+                slip = slip1 - slip0 if slip0 is not None and slip1 is not None else None
+                row.runs.append(BenchRun(mode, k, state, predicted, endpoint_slip_s=slip))
                 if state.ended is not None and state.ended.stopped:
                     return
 

@@ -69,6 +69,13 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self._keys = itertools.count()
         self._live: dict[int, LiveSequence] = {}
+        #: Nanoseconds the loop fell behind the cost model's schedule and never made up
+        #: (a CPU-starved process): schedule restarts after a late wake-up, and the lateness
+        #: of a last step before the engine went idle. Cumulative since start; served as
+        #: ``schedule_slip_s`` by ``/_splitdesk/info`` so a measurement can tell whether the
+        #: endpoint kept the schedule it was compared with.
+        self.slipped_ns = 0
+        self._last_late_ns = 0
 
     def start(self) -> None:
         """Start the engine task on the running loop."""
@@ -109,11 +116,16 @@ class Scheduler:
         loop_start: int | None = None
         while True:
             if self.engine.idle:
+                self.slipped_ns += self._last_late_ns  # the last step's lateness stays
+                self._last_late_ns = 0
                 self._wake.clear()
                 await self._wake.wait()
                 loop_start = None
             now = time.perf_counter_ns()
-            if loop_start is None or now - loop_start > _RESYNC_NS:
+            if loop_start is not None and now - loop_start > _RESYNC_NS:
+                self.slipped_ns += now - loop_start
+                loop_start = now
+            elif loop_start is None:
                 loop_start = now
             step = self.engine.plan_step()
             deadline = loop_start + int(step.duration * 1e9)
@@ -136,4 +148,5 @@ class Scheduler:
                     live.queue.put_nowait(event)
                 if em.done:
                     del self._live[em.seq.key]
+            self._last_late_ns = max(0, time.perf_counter_ns() - deadline)
             loop_start = deadline

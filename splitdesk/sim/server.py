@@ -504,6 +504,7 @@ class SimServer:
                 "params": self.params.model_dump(),
                 "running": self.scheduler.running,
                 "waiting": self.scheduler.waiting,
+                "schedule_slip_s": self.scheduler.slipped_ns / 1e9,
                 "active_requests": self.active,
                 "pid": os.getpid(),
             }
