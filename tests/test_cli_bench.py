@@ -180,8 +180,12 @@ def test_a_question_file_without_questions_is_refused(tmp_path: Path) -> None:
 
 def test_ctrl_c_keeps_the_finished_runs_and_exits_130(tmp_path: Path) -> None:
     out = tmp_path / "partial.json"
+    # 20 repeats: the bench is still running when the signal comes however late this
+    # process gets the CPU (one repeat's parallel and sequential runs take ~3 s at 4x speed;
+    # under load the whole bench once ended before the signal and exited 0)
+    args = ["bench", "--json", str(out), "--sim-param", "speed=4", "--repeat", "20"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "splitdesk", "bench", "--json", str(out), "--sim-param", "speed=4"],
+        [sys.executable, "-m", "splitdesk", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -189,10 +193,15 @@ def test_ctrl_c_keeps_the_finished_runs_and_exits_130(tmp_path: Path) -> None:
     # interrupt once the combined run is done (~3 s at 4x speed), early in the parallel run
     deadline = time.monotonic() + 30
     while "running parallel" not in (line := proc.stderr.readline()):
-        assert line and time.monotonic() < deadline, "the combined run did not finish"
+        assert line and time.monotonic() < deadline, "the combined run did not finish in 30 s"
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
+    try:
+        stdout, stderr = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("the bench did not exit within 30 s of the SIGINT") from None
     assert proc.returncode == 130, stderr
     assert "splitdesk bench: interrupted" in stderr and "Traceback" not in stderr
     doc = BenchDocument.model_validate_json(out.read_text(encoding="utf-8"))
