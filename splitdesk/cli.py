@@ -306,9 +306,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         metavar="P",
         help="price per million prompt tokens (with --price-out: each side's cost from usage)",
     )
-    p.add_argument(
-        "--price-out", type=float, metavar="P", help="price per million output tokens"
-    )
+    p.add_argument("--price-out", type=float, metavar="P", help="price per million output tokens")
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", metavar="FILE", help="verify TLS with this CA bundle")
     tls.add_argument(
