@@ -41,6 +41,8 @@ def test_batching_speedup_matches_the_cost_model(capsys: pytest.CaptureFixture[s
     parsed = BenchDocument.model_validate(doc)
     assert [r.mode for r in parsed.runs] == ["combined", "parallel", "sequential"]
     s = doc["summary"]
+    # the built-in endpoint said how late it ran in each run (seconds, >= 0)
+    assert all(r["endpoint_slip_s"] >= 0 for r in doc["runs"]), doc["runs"]
     combined = parsed.runs[0].requests[0]
     assert [x.question for x in combined.sections] == [0, 1, 2, 3, 4]
     assert combined.tokens_source == "usage" and combined.output_tokens > 500
