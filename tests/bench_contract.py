@@ -46,7 +46,7 @@ class Request(_Open):
 
 
 class Run(_Open):
-    mode: Literal["combined", "parallel", "sequential"]
+    mode: Literal["combined", "parallel", "sequential", "chain"]
     repeat: int
     wall_s: float | None
     requests: list[Request]
@@ -62,6 +62,7 @@ class Diagnosis(_Open):
         "shortened-answers",
         "no-markers",
         "failed",
+        "chained",
         "unclear",
     ]
     text: str

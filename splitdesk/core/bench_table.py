@@ -26,6 +26,7 @@ LABELS = {
     "combined": "Combined request",
     "parallel": "Parallel requests",
     "sequential": "Sequential requests",
+    "chain": "Chained requests",  #: dependent questions, one after another (core/plans.py)
 }
 
 
@@ -103,7 +104,7 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
         f"{'':22}{'latency':>9} {'TTFT':>8} {'tokens':>8} {'predicted':>10}  "
         f"{'latency':>14} {'TTFT':>13}"
     )
-    for mode in ("combined", "parallel", "sequential"):
+    for mode in LABELS:
         mine = [r for r in runs if r.mode == mode]
         if not mine:
             continue

@@ -29,6 +29,9 @@ Rules, in the order they are tried (the first that holds is the headline's ``cod
   (reported as a note beside another finding, or as the headline when nothing else fits).
 * ``failed`` — every request failed (tried before the rules above, after ``rate-limited``):
   the text names the common cause, or each cause with its count.
+* ``chained`` — dependent questions (``dependent`` mode): the combined request was measured
+  against the chain of requests one after another, each waiting for the answer before it
+  (group ``sequential``, no parallel requests); the text compares the two makespans.
 * ``unclear`` — none of the above holds, or too little finished to tell.
 
 Side by side (``shared``), both ways run on one server at once, so the combined request
@@ -69,6 +72,7 @@ DiagnosisCode = Literal[
     "shortened-answers",
     "no-markers",
     "failed",
+    "chained",
     "unclear",
 ]
 Evidence = dict[str, float | int | str | None]
@@ -474,6 +478,32 @@ def _no_markers(combined: Sequence[RequestTrace]) -> Finding | None:
     return None
 
 
+def _chained(
+    combined: Sequence[RequestTrace], chain: Sequence[RequestTrace], failed: int
+) -> Finding:
+    """Dependent questions: the combined request's makespan against the chain's (the
+    requests one after another, each sent once the one before it had answered)."""
+    if not all(_ok(t) for t in (*combined, *chain)):
+        return Finding(
+            "unclear",
+            "no comparison: the combined request or the chain did not finish"
+            + (f" ({_plural(failed, 'request')} failed)." if failed else "."),
+            {"failed": failed},
+        )
+    c = group_metrics(combined, "combined", len(combined[0].questions)).makespan_s
+    q = group_metrics(chain, "sequential", len(chain)).makespan_s
+    if c is None or q is None:
+        return Finding("unclear", "no comparison: nothing was generated.", {"failed": failed})
+    faster = "sooner" if c < q else "later"
+    return Finding(
+        "chained",
+        f"the combined request finished in {c:.1f} s, the chain of "
+        f"{_plural(len(chain), 'request')} in {q:.1f} s — combining finished "
+        f"{abs(q - c):.1f} s {faster}.",
+        {"combined_s": _r(c), "chain_s": _r(q), "chain_requests": len(chain)},
+    )
+
+
 def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> Diagnosis:
     """The diagnosis of a run (module docstring).
 
@@ -522,6 +552,9 @@ def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> 
                 {"failed": len(failed), "causes": len(causes)},
             )
         )
+    chain = [t for t in traces if t.group == "sequential"]
+    if combined and chain and not par:  # dependent questions: no parallel side to read
+        return result(_chained(combined, chain, len(failed)))
     if len([t for t in par if _ok(t)]) < 2:
         text = "no clear pattern: fewer than two parallel requests finished"
         if failed:

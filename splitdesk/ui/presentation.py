@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.diagnosis import diagnose_state
-from splitdesk.core.metrics import summarize
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.run_state import RunState
 from splitdesk.core.scenarios import Scenario, ScenarioError, builtin_scenarios
@@ -488,18 +487,6 @@ class Presentation(QObject):
         if state.ended is not None and state.ended.stopped:
             self.caption_bar.measured.setText("Stopped: nothing measured.")
             return
-        if state.info is not None and state.info.mode == "dependent":
-            # no parallel side to diagnose: the two makespans of core/metrics.py say it
-            groups = summarize(state).groups
-            c, q = groups.get("combined"), groups.get("sequential")
-            if c and q and c.makespan_s and q.makespan_s and not (c.failed or q.failed):
-                faster = "sooner" if c.makespan_s < q.makespan_s else "later"
-                self.caption_bar.measured.setText(
-                    f"Measured: the combined request finished in {c.makespan_s:.1f} s, the "
-                    f"chain of {q.requests} requests in {q.makespan_s:.1f} s — combining "
-                    f"finished {abs(q.makespan_s - c.makespan_s):.1f} s {faster}."
-                )
-                return
         self.caption_bar.measured.setText(f"Measured: {diagnose_state(state).text}")
 
     # -- keys -------------------------------------------------------------------------------------
