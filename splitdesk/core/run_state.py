@@ -178,15 +178,39 @@ class RunState:
         return (time.perf_counter_ns() - self.info.t0_ns) / 1e9
 
     def apply(self, event: RunEvent) -> None:
-        """Update the state with ``event`` and notify listeners. Raises ``IndexError`` for an
-        event about a request that was never planned."""
+        """Update the state with ``event`` and notify listeners. Raises ``IndexError``
+        naming the event and the index for an event about a request that was never planned
+        or a question the run does not ask (a damaged or hand-edited recording)."""
+        req = getattr(event, "req", None)
+        if req is not None and not isinstance(event, RequestPlanned):
+            self._check_req(event, req)
         self._apply(event)
         self.events_applied += 1
-        req = getattr(event, "req", None)
         if req is not None:
             self.requests[req].version += 1
         for listener in list(self._listeners):
             listener(event)
+
+    def _check_req(self, ev: RunEvent, req: int) -> None:
+        """Raise ``IndexError`` unless request ``req`` was planned (a negative index too:
+        Python's lists would take it from the end)."""
+        if not 0 <= req < len(self.requests):
+            planned = f"0–{len(self.requests) - 1}" if self.requests else "none yet"
+            raise IndexError(
+                f"{ev.kind} event about request {req}, which was never planned "
+                f"(requests planned: {planned})"
+            )
+
+    def _check_question(self, ev: RunEvent, question: int) -> None:
+        """Raise ``IndexError`` unless ``question`` is one the run asks (0-based; checked
+        once the run has started and says its questions)."""
+        n = len(self.info.questions) if self.info is not None else None
+        if question < 0 or (n is not None and question >= n):
+            asked = f"0–{n - 1}" if n else "none"
+            raise IndexError(
+                f"{ev.kind} event about question {question}, which the run does not ask "
+                f"(its questions: {asked})"
+            )
 
     def _apply(self, ev: RunEvent) -> None:
         if isinstance(ev, TextReceived):  # the hot path first
@@ -205,6 +229,8 @@ class RunState:
         elif isinstance(ev, RequestPlanned):
             if ev.req != len(self.requests):
                 raise IndexError(f"request {ev.req} planned out of order")
+            for q in ev.questions:
+                self._check_question(ev, q)
             self.requests.append(
                 RequestTrace(ev.req, ev.group, ev.questions, ev.prompt, ev.phase, ev.max_tokens)
             )
@@ -231,6 +257,7 @@ class RunState:
             if ev.prompt_tokens is not None:
                 r.usage_prompt_tokens = ev.prompt_tokens
         elif isinstance(ev, SectionStarted):
+            self._check_question(ev, ev.question)
             self.requests[ev.req].sections[ev.question] = SectionSpan(
                 ev.question, ev.t, ev.offset, ev.body_offset
             )
