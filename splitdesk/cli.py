@@ -330,6 +330,7 @@ def run_bench_command(
         QuestionFileError,
         builtin_sets,
         load_question_set,
+        question_text,
     )
     from splitdesk.core.runner import Timeouts
     from splitdesk.providers import PROVIDERS
@@ -340,15 +341,17 @@ def run_bench_command(
 
     if args.api not in PROVIDERS:
         return fail(f"--api {args.api} is not available yet (available: {', '.join(PROVIDERS)})")
-    if any(not q.strip() for q in args.questions):
-        return fail("-q/--question needs a non-empty question")
+    for q in args.questions:
+        if not question_text(q):  # empty, spaces, or only invisible characters
+            shown = f" ({q!a} shows nothing)" if q.strip() else ""
+            return fail(f"-q/--question needs a non-empty question{shown}")
     for q in args.questions:
         try:
             q.encode("utf-8")
         except UnicodeEncodeError:
             # argv bytes that are not UTF-8 arrive as lone surrogates (PEP 383)
             return fail(f"-q {q.encode('utf-8', 'replace').decode()!r} is not valid UTF-8 text")
-    questions = [q.strip() for q in args.questions]
+    questions = [question_text(q) for q in args.questions]
     template = None
     if args.questions_file:
         try:

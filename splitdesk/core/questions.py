@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,21 @@ from splitdesk.core.labels import question_label
 from splitdesk.core.template import CombinedTemplate
 
 FORMAT_VERSION = 1
+
+#: Unicode categories that show nothing: separators (spaces), control and format
+#: characters (zero-width space U+200B, joiners, byte-order mark U+FEFF …).
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+
+
+def question_text(raw: str) -> str:
+    """``raw`` as a question: without the spaces around it, or ``""`` when it is blank —
+    nothing a reader can see (empty, whitespace, zero-width or other invisible
+    characters). The one rule for every way questions come in: ``-q``, files, the editor.
+    A blank question is refused (``-q``) or skipped (an empty row or line)."""
+    text = raw.strip()
+    if any(unicodedata.category(c) not in _INVISIBLE for c in text):
+        return text
+    return ""
 
 
 class QuestionFileError(ValueError):
@@ -57,7 +73,7 @@ class Question(BaseModel):
     @field_validator("text")
     @classmethod
     def _strip(cls, v: str) -> str:
-        return v.strip()
+        return question_text(v)
 
     @property
     def label(self) -> str:
@@ -90,7 +106,7 @@ def shorten(text: str, width: int) -> str:
 
 def parse_plain(text: str, title: str = "Untitled") -> QuestionSet:
     """A question set from plain text: one question per non-empty line (``#`` comments)."""
-    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [question_text(ln) for ln in text.splitlines()]
     return QuestionSet(
         title=title, questions=[Question(text=ln) for ln in lines if ln and not ln.startswith("#")]
     )

@@ -50,6 +50,7 @@ from splitdesk.core.questions import (
     QuestionSet,
     builtin_sets,
     load_question_set,
+    question_text,
     save_question_set,
 )
 from splitdesk.core.template import CombinedTemplate
@@ -298,7 +299,11 @@ class QuestionsEditor(QWidget):
         """The short label of each non-empty question, in :meth:`questions` order: its
         title from the set, else one derived from its text (:mod:`splitdesk.core.labels`)."""
         items = (self.list.item(i) for i in range(self.list.count()))
-        return [question_label(it.text(), self._row_title(it)) for it in items if it.text().strip()]
+        return [
+            question_label(it.text(), self._row_title(it))
+            for it in items
+            if question_text(it.text())
+        ]
 
     @staticmethod
     def _row_title(item: QListWidgetItem) -> str:
@@ -307,7 +312,7 @@ class QuestionsEditor(QWidget):
 
     def questions(self) -> list[str]:
         """Non-empty question texts, in order."""
-        texts = (self.list.item(i).text().strip() for i in range(self.list.count()))
+        texts = (question_text(self.list.item(i).text()) for i in range(self.list.count()))
         return [t for t in texts if t]
 
     def template(self) -> CombinedTemplate:
@@ -449,7 +454,7 @@ class QuestionsEditor(QWidget):
         size = int(22 * self.scale)
         for i in range(self.list.count()):
             item = self.list.item(i)
-            if item.text().strip():
+            if question_text(item.text()):
                 item.setIcon(badge_icon(k + 1, lane_color(k), size))
                 item.setForeground(QColor(self.theme.text))
                 label = question_label(item.text(), self._row_title(item))
