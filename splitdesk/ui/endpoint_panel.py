@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
 import httpx
@@ -46,7 +45,8 @@ from splitdesk.core.endpoints import (
     key_env_present,
     settings_for_preset,
 )
-from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
+from splitdesk.core.model_list import ModelCheck, check_models
+from splitdesk.core.netenv import NetworkSetupError, environment_problems
 from splitdesk.core.runner import classify_transport_error, redact
 from splitdesk.core.secrets import (
     KeyringError,
@@ -56,7 +56,7 @@ from splitdesk.core.secrets import (
     keyring_status,
 )
 from splitdesk.logs import register_secret
-from splitdesk.providers import PROVIDERS, get_provider
+from splitdesk.providers import PROVIDERS
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.params import PROFILES
 from splitdesk.ui.tasks import SLOT_PREFIX, spawn, task_slot
@@ -501,38 +501,13 @@ class EndpointPanel(QWidget):
         self.key_note.setText("⚠ " + problem)
 
     # -- network actions --------------------------------------------------------------------------
-    async def _models(self) -> tuple[list[str], float]:
+    async def _models(self) -> ModelCheck:
+        """The endpoint's models and how long it took to list them (core/model_list.py)."""
         key = await self.api_key()
         endpoint = await self.resolver(
             self._settings.model_copy(update={"model": self._settings.model or "x"}), key
         )
-        provider = get_provider(endpoint.api)
-        call = provider.models_request(endpoint)
-        # the environment's proxy and CA files, checked (reads files: off the GUI thread)
-        net = await asyncio.to_thread(client_settings, endpoint.base_url, endpoint.verify)
-        t0 = time.perf_counter()
-        async with httpx.AsyncClient(
-            timeout=self._settings.connect_timeout + 5,
-            verify=net.verify,
-            trust_env=net.trust_env,
-            proxy=net.proxy,
-        ) as client:
-            response = await client.request(
-                call.method, call.url, headers=call.headers, params=call.params or None
-            )
-        elapsed = time.perf_counter() - t0
-        if response.status_code >= 400:
-            from splitdesk.providers.stream import http_error
-
-            err = http_error(
-                response.status_code,
-                response.reason_phrase,
-                response.headers,
-                response.text[:65536],
-                response.request.url.host,
-            )
-            raise ValueError(err.message)
-        return provider.parse_models(response.json()), elapsed
+        return await check_models(endpoint, self._settings.connect_timeout + 5)
 
     async def _guarded(self, action: Callable[[], Awaitable[str]], note: QLabel) -> None:
         note.setStyleSheet(f"color: {self.theme.muted};")
@@ -562,7 +537,7 @@ class EndpointPanel(QWidget):
     @task_slot
     async def _list_models(self) -> None:
         async def action() -> str:
-            models, _ = await self._models()
+            models = (await self._models()).models
             current = self.model.currentText()
             self.model.clear()
             self.model.addItems(models)
@@ -576,14 +551,15 @@ class EndpointPanel(QWidget):
     @task_slot
     async def _test(self) -> None:
         async def action() -> str:
-            models, elapsed = await self._models()
+            check = await self._models()
+            models = check.models
             where = "built-in endpoint" if self._settings.is_builtin else self._settings.base_url
             found = (
                 ""
                 if not self._settings.model or self._settings.model in models
                 else f" — but it does not list “{self._settings.model}”"
             )
-            return f"✓ {where} answered in {elapsed * 1000:.0f} ms, {len(models)} model(s){found}"
+            return f"✓ {where} answered in {check.answered_s * 1000:.0f} ms, {len(models)} model(s){found}"
 
         await self._guarded(action, self.test_note)
 
