@@ -33,6 +33,7 @@ from PySide6.QtCore import (
     QTimer,
     QtMsgType,
     Signal,
+    SignalInstance,
     qInstallMessageHandler,
 )
 from PySide6.QtGui import QIcon
@@ -155,6 +156,22 @@ _qt_log = logging.getLogger("splitdesk.qt")
 #: Qt messages that say nothing is wrong, logged at DEBUG: the offscreen platform (the
 #: README's screenshot recipe) warns on every window it shows.
 _QT_NOISE = frozenset({"This plugin does not support propagateSizeHints()"})
+#: Qt's words when the connection to the display server breaks, after which Qt ends the
+#: event loop: xcb "The X11 connection broke (error 1). Did the X11 server die?", Wayland
+#: "The Wayland connection broke. Did the Wayland compositor die?". Logged to the file
+#: only: :func:`run_until_closed` says it in one line.
+_CONNECTION_BROKE = ("X11 connection broke", "Wayland connection broke")
+#: The messages of that kind Qt gave in this process (see :func:`display_lost`).
+_broken_connections: list[str] = []
+
+DISPLAY_LOST = (
+    "splitdesk: the display connection was lost (the X server or Wayland compositor went "
+    "away); the run and the built-in endpoint were stopped"
+)
+LOOP_ENDED = (
+    "splitdesk: the window's event loop ended before the window was closed; the run and "
+    "the built-in endpoint were stopped"
+)
 
 
 def qt_message_handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
@@ -163,7 +180,15 @@ def qt_message_handler(mode: QtMsgType, context: QMessageLogContext, message: st
     category = context.category if context is not None else None
     text = f"{category}: {message}" if category and category != "default" else message
     level = logging.DEBUG if message in _QT_NOISE else _QT_LEVELS.get(mode, logging.WARNING)
+    if any(words in message for words in _CONNECTION_BROKE):
+        _broken_connections.append(message)
+        level = logging.INFO
     _qt_log.log(level, "%s", text)
+
+
+def display_lost() -> bool:
+    """Whether Qt said the connection to the display server broke (:data:`_CONNECTION_BROKE`)."""
+    return bool(_broken_connections)
 
 
 def show_notice(parent: QWidget | None, title: str, text: str) -> QMessageBox:
@@ -216,6 +241,50 @@ def _loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, object])
         context.get("message", "error"),
         exc_info=exc if isinstance(exc, BaseException) else None,
     )
+
+
+def _quiet_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """After the loop ended early, tasks it could not finish are dropped with the process:
+    logged to the file only ("Task was destroyed but it is pending!")."""
+    log.info("asyncio after the loop ended: %s", context.get("message", "error"))
+
+
+def run_until_closed(
+    loop: asyncio.AbstractEventLoop, closed: SignalInstance, controller: RunController
+) -> bool:
+    """Run the Qt/asyncio ``loop`` until ``closed`` is emitted (the window has closed, its
+    cleanup done): True.
+
+    When the loop ends first — Qt ends it when the connection to the display server breaks
+    (an X server or Wayland compositor that went away), and nothing can be shown or asked
+    any more — the controller's child processes (engine, built-in endpoint) are stopped
+    here without the loop, the one line saying why (:data:`DISPLAY_LOST`, or
+    :data:`LOOP_ENDED` for another cause) is printed and logged, and False is returned
+    (exit status 1). No crash dialog: there is no display to show it on."""
+    done: asyncio.Future[None] = loop.create_future()
+
+    def on_closed() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    closed.connect(on_closed)
+    try:
+        loop.run_until_complete(done)
+        return True
+    except RuntimeError:  # qasync: "Event loop stopped before Future completed."
+        if done.done():
+            raise
+    finally:
+        closed.disconnect(on_closed)
+    line = DISPLAY_LOST if display_lost() else LOOP_ENDED
+    loop.set_exception_handler(_quiet_loop_exception)
+    log.info("%s", line.removeprefix("splitdesk: "))
+    print(line, file=sys.stderr, flush=True)
+    try:
+        controller.close_sync()
+    except Exception:  # exiting anyway; the children also end with this process
+        log.info("stopping the child processes failed", exc_info=True)
+    return False
 
 
 def run_gui(opts: GuiOptions) -> int:
@@ -305,8 +374,6 @@ def run_gui(opts: GuiOptions) -> int:
     if problem:  # said in the status bar and in a dialog that does not block the window
         window.statusBar().showMessage(problem)
         QTimer.singleShot(0, lambda: show_notice(window, "Settings were reset", problem))
-    closed = asyncio.Event()
-    window.closed.connect(closed.set)
     result: dict[str, int] = {"status": 0}
 
     windows.append(window)
@@ -345,7 +412,8 @@ def run_gui(opts: GuiOptions) -> int:
     if opts.run:
         QTimer.singleShot(300, window.start_run)
     with loop:
-        loop.run_until_complete(closed.wait())
+        if not run_until_closed(loop, window.closed, controller):
+            result["status"] = 1
     collector.stop()
     log.info("splitdesk window closed (exit status %d)", result["status"])
     logs.flush()
