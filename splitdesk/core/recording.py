@@ -24,7 +24,12 @@ pydantic (:class:`Recording`)::
      "runs": [{"label": "...", "mode": "side-by-side", "repeat": 0,
                "started_at": "...", "events": [{"kind": "run_started", "t": 0.0, ...}, ...],
                "predictions": null | [{"t_send_s": 0, "ttft_s": 0.1, "e2e_s": 2.0, ...}],
+               "server": null | {"family": "vllm", "kv_unit": "fraction", "t_s": [..],
+                                 "running": [..], "waiting": [..], "kv": null | [..]},
                "figures": {...}}]}
+
+``server`` (optional; older files have none) is the server lane's samples of the run's
+endpoint ``/metrics`` (:class:`~splitdesk.core.server_metrics.ServerSeriesRecord`).
 
 Files larger than :data:`GZIP_ABOVE` bytes are written gzip-compressed (suffix
 ``.splitdesk.json.gz``); :func:`load_recording` recognises gzip by its magic bytes, whatever
@@ -68,6 +73,7 @@ from splitdesk.core.metrics import request_metrics, summarize
 from splitdesk.core.plans import MODES, Phase, RequestSpec, RunPlan
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import redact
+from splitdesk.core.server_metrics import ServerSeriesRecord
 from splitdesk.core.template import CombinedTemplate
 from splitdesk.providers.base import ErrorKind, RequestError
 
@@ -226,7 +232,9 @@ class RunRecord(_Strict):
     ``events``: the run's events (:mod:`splitdesk.core.events`), ``t`` in seconds since
     the run's origin; ``started_at``: wall-clock time the run started (UTC);
     ``predictions``: the cost model's, one per request, or ``None``; ``figures``: the
-    figures at save time (:func:`figures_of`), for readers of the file.
+    figures at save time (:func:`figures_of`), for readers of the file; ``server``: the
+    server's own ``/metrics`` samples while the run went (running, waiting, KV use), or
+    ``None`` (not polled, nothing published, or a file older than the field).
     """
 
     label: str
@@ -236,6 +244,7 @@ class RunRecord(_Strict):
     events: list[Event] = Field(min_length=1)
     predictions: list[PredictionRecord] | None = None
     figures: dict[str, Any] = Field(default_factory=dict)
+    server: ServerSeriesRecord | None = None
 
     @property
     def duration_s(self) -> float:
@@ -348,10 +357,12 @@ def run_record(
     events: Sequence[RunEvent],
     repeat: int = 0,
     predictions: Sequence[Any] | None = None,
+    server: ServerSeriesRecord | None = None,
 ) -> RunRecord:
     """A :class:`RunRecord` of ``events`` (the run's whole event list, in the order they
     were applied to ``state``). ``predictions``: objects with the fields of
-    :class:`PredictionRecord` (e.g. :class:`splitdesk.core.predict.PredictedRequest`)."""
+    :class:`PredictionRecord` (e.g. :class:`splitdesk.core.predict.PredictedRequest`);
+    ``server``: the server lane's samples (:func:`~splitdesk.core.server_metrics.series_record`)."""
     preds = (
         None
         if predictions is None
@@ -365,6 +376,7 @@ def run_record(
         events=list(events),
         predictions=preds,
         figures=figures_of(state),
+        server=server,
     )
 
 

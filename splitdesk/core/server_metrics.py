@@ -13,7 +13,11 @@ counts over them and takes the largest KV use.
 Polling (:class:`MetricsPoller`) runs on its own thread with its own HTTP client, off the
 engine's measuring loop, at a modest rate (4 Hz by default); samples carry the monotonic
 ``time.perf_counter_ns`` clock every run event uses, so a view places them on a run's axis
-with ``(t_ns - t0_ns) / 1e9``.
+with ``(t_ns - t0_ns) / 1e9`` (:func:`load_series`).
+
+A run's samples are kept in its recording as :class:`ServerSeriesRecord` (columns of
+numbers and the family id, never the URL; :func:`series_record` / :func:`series_of`), so a
+replay draws the lane and the Chrome trace carries them as counters.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from __future__ import annotations
 import threading
 import time
 import tomllib
+from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from typing import Literal
@@ -30,7 +35,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from splitdesk.core.netenv import NetworkSetupError, client_settings
 
@@ -244,12 +249,21 @@ def samples_between(
 
 @dataclass(frozen=True)
 class LoadSeries:
-    """What the server lane draws: per sample, seconds since the run's origin and the
-    server's running (batch size) and waiting (queue) counts, in time order."""
+    """What the server lane draws: per sample, seconds since the run's origin, the server's
+    running (batch size) and waiting (queue) counts and its KV-cache use, in time order.
+
+    ``kv``: one value per sample in ``kv_unit`` (``"fraction"`` 0–1 or ``"tokens"``),
+    ``None`` where the scrape had no KV figure; an empty list when the source has no KV
+    column at all. ``family``: the server family the samples were read as (``""`` when
+    there are none).
+    """
 
     t_s: list[float]
     running: list[float]
     waiting: list[float]
+    kv: list[float | None] = field(default_factory=list)
+    kv_unit: str = "fraction"
+    family: str = ""
 
     @property
     def peak_running(self) -> float:
@@ -261,17 +275,105 @@ class LoadSeries:
         """The largest count of either kind sampled (the lane's y range)."""
         return max(self.peak_running, max(self.waiting, default=0.0))
 
+    @property
+    def has_kv(self) -> bool:
+        """Whether any sample has a KV-cache figure (a server that publishes none: False,
+        and the lane says nothing about KV)."""
+        return any(v is not None for v in self.kv)
+
+    @property
+    def peak_kv(self) -> float | None:
+        """The largest KV-cache use sampled, in ``kv_unit``; ``None`` without any."""
+        values = [v for v in self.kv if v is not None]
+        return max(values) if values else None
+
     def at(self, start_s: float, end_s: float) -> list[float]:
         """The batch sizes sampled from ``start_s`` to ``end_s``."""
         return [r for t, r in zip(self.t_s, self.running, strict=True) if start_s <= t <= end_s]
+
+    def until(self, t_s: float) -> LoadSeries:
+        """The samples taken up to ``t_s`` seconds (a replay's playback position)."""
+        n = bisect_right(self.t_s, t_s)
+        return LoadSeries(
+            self.t_s[:n],
+            self.running[:n],
+            self.waiting[:n],
+            self.kv[:n],
+            self.kv_unit,
+            self.family,
+        )
 
 
 def load_series(samples: list[LoadSample], t0_ns: int) -> LoadSeries:
     """The :class:`LoadSeries` of ``samples`` on a run's axis (origin ``t0_ns``); samples
     taken before the origin are left out."""
     kept = sorted((s for s in samples if s.t_ns >= t0_ns), key=lambda s: s.t_ns)
+    last = kept[-1].load if kept else None
     return LoadSeries(
         [(s.t_ns - t0_ns) / 1e9 for s in kept],
         [s.load.running for s in kept],
         [s.load.waiting for s in kept],
+        [s.load.kv_usage for s in kept],
+        last.kv_unit if last else "fraction",
+        last.family if last else "",
+    )
+
+
+class ServerSeriesRecord(BaseModel):
+    """A run's server-lane samples as a recording keeps them (``RunRecord.server``),
+    column by column: ``t_s`` seconds since the run's origin (ascending), ``running`` and
+    ``waiting`` request counts, ``kv`` the KV-cache use in ``kv_unit`` per sample (``None``
+    where a scrape had none) or ``None`` for the whole run when the server published no
+    KV figure. ``family``: the ``id`` of ``resources/server_metrics.toml`` the samples were
+    read as. Only numbers and the family id: never the URL polled. Raises
+    ``pydantic.ValidationError`` for columns of different lengths or non-finite values."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    family: str
+    kv_unit: Literal["fraction", "tokens"] = "fraction"
+    t_s: list[float]
+    running: list[float]
+    waiting: list[float]
+    kv: list[float | None] | None = None
+
+    @model_validator(mode="after")
+    def _same_lengths(self) -> ServerSeriesRecord:
+        n = len(self.t_s)
+        if len(self.running) != n or len(self.waiting) != n:
+            raise ValueError("t_s, running and waiting must have one value per sample")
+        if self.kv is not None and len(self.kv) != n:
+            raise ValueError("kv must have one value per sample")
+        return self
+
+
+def series_record(series: LoadSeries) -> ServerSeriesRecord | None:
+    """The :class:`ServerSeriesRecord` of ``series`` (times rounded to the microsecond),
+    or ``None`` when it has no sample."""
+    if not series.t_s:
+        return None
+    unit: Literal["fraction", "tokens"] = "tokens" if series.kv_unit == "tokens" else "fraction"
+    return ServerSeriesRecord(
+        family=series.family,
+        kv_unit=unit,
+        t_s=[round(t, 6) for t in series.t_s],
+        running=list(series.running),
+        waiting=list(series.waiting),
+        kv=list(series.kv) if series.has_kv else None,
+    )
+
+
+def series_of(record: ServerSeriesRecord | None) -> LoadSeries | None:
+    """The :class:`LoadSeries` a recording's samples draw (``None`` for ``None``: an older
+    recording, or a run whose server published no metrics)."""
+    if record is None:
+        return None
+    kv: list[float | None] = list(record.kv) if record.kv is not None else []
+    return LoadSeries(
+        list(record.t_s),
+        list(record.running),
+        list(record.waiting),
+        kv,
+        record.kv_unit,
+        record.family,
     )

@@ -16,7 +16,12 @@ the format's required keys ``name``, ``ph`` (phase), ``ts`` (microseconds), ``pi
   one **answer k** span per answer (a combined reply's answer sections; a one-question
   request's streaming), and **back-off** spans (a 429's wait before the next attempt);
 * ``i`` instant events: a request's end when it failed or was stopped (``args`` name why);
-* ``C`` counter: a ``tokens/s`` track per run (:func:`token_rate`), one series per group.
+* ``C`` counter: a ``tokens/s`` track per run (:func:`token_rate`), one series per group;
+  and, when the recording holds the server's own ``/metrics`` samples (``RunRecord.server``),
+  a ``server batch`` track (series ``running`` and ``waiting``: requests) and a
+  ``server KV cache`` track (``kv %`` for a 0–1 fraction, as percent; ``kv tokens`` for a
+  token count) at each sample's time — nothing for a server that publishes no KV figure
+  (:func:`server_counter_events`).
 
 Times: seconds from the run's origin in the figure set (:mod:`splitdesk.core.metrics`),
 written as microseconds (the format's unit). Nothing here measures anything new: spans
@@ -32,6 +37,7 @@ from typing import Any
 from splitdesk.core.metrics import RequestFigures, request_figures
 from splitdesk.core.recording import Recording, rebuild_state
 from splitdesk.core.run_state import RequestTrace, RunState
+from splitdesk.core.server_metrics import LoadSeries, series_of
 
 #: Width of one bin of the tokens/s counter (seconds).
 RATE_BIN_S = 0.25
@@ -210,6 +216,28 @@ def run_trace_events(state: RunState, pid: int, label: str) -> list[dict[str, An
     return out
 
 
+def server_counter_events(series: LoadSeries, pid: int) -> list[dict[str, Any]]:
+    """Counter (``C``) events of the server's own samples for process ``pid``: per sample a
+    ``server batch`` event (``args``: ``running``, ``waiting`` requests) and, where the
+    sample has a KV figure, a ``server KV cache`` event (``kv %``: the fraction × 100,
+    or ``kv tokens``). Times: the samples' seconds since the run origin, as microseconds."""
+    out: list[dict[str, Any]] = []
+    kv = series.kv if series.kv else [None] * len(series.t_s)
+    key = "kv tokens" if series.kv_unit == "tokens" else "kv %"
+    for t, running, waiting, k in zip(series.t_s, series.running, series.waiting, kv, strict=True):
+        out.append(
+            {"name": "server batch", "cat": "server", "ph": "C", "ts": _us(t), "pid": pid,
+             "tid": 0, "args": {"running": running, "waiting": waiting}}
+        )  # fmt: skip
+        if k is not None:
+            value = k if series.kv_unit == "tokens" else round(k * 100, 4)
+            out.append(
+                {"name": "server KV cache", "cat": "server", "ph": "C", "ts": _us(t),
+                 "pid": pid, "tid": 0, "args": {key: value}}
+            )  # fmt: skip
+    return out
+
+
 def trace_document(recording: Recording) -> dict[str, Any]:
     """The whole trace of ``recording``: one process per run, one track per request.
     Raises :class:`~splitdesk.core.recording.RecordingError` for a run whose events are
@@ -218,6 +246,9 @@ def trace_document(recording: Recording) -> dict[str, Any]:
     for i, run in enumerate(recording.runs):
         label = run.label if len(recording.runs) == 1 else f"run {i + 1}: {run.label}"
         events.extend(run_trace_events(rebuild_state(run), i + 1, label))
+        series = series_of(run.server)
+        if series is not None:
+            events.extend(server_counter_events(series, i + 1))
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",

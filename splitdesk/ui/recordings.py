@@ -266,6 +266,8 @@ class RecordingsUi(QObject):
         mode = cap.mode
         engineer = getattr(self.window, "engineer", None)  # the Engineer menu's pattern
         client = engineer.used if engineer is not None else ClientPattern()
+        lane = getattr(self.window, "server_lane", None)  # the server's own /metrics samples
+        server = lane.record(state) if lane is not None else None
         return Recording(
             created_at=datetime.now(UTC),
             source="window",
@@ -300,6 +302,7 @@ class RecordingsUi(QObject):
                     started_at=cap.log.started_at,
                     events=cap.log.events,
                     predictions=cap.predictions,
+                    server=server,
                 )
             ],
         )

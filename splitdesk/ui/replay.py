@@ -35,6 +35,7 @@ from splitdesk.core.labels import question_label
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.recording import Recording, RunRecord, plan_of, schedule
 from splitdesk.core.run_state import RunState
+from splitdesk.core.server_metrics import series_of
 from splitdesk.ui.theme import ui_font
 from splitdesk.ui.throttle import Throttle
 
@@ -325,6 +326,9 @@ class ReplayDriver(QObject):
         rec, player = self.recording, self.player
         assert rec is not None and player is not None
         labels = [question_label(q.text, q.title) for q in rec.questions]  # recorded titles
+        # the server lane: the recorded /metrics samples, or no lane (first, so the
+        # timeline's height is divided knowing whether the lane shows)
+        w.server_lane.replay(state, series_of(player.run.server))
         w._run_planned(plan_of(player.run), rec.question_texts, labels)
         w._run_started(state)
         predictions = predictions_of(player.run)
@@ -348,6 +352,7 @@ class ReplayDriver(QObject):
 
     def _finished(self, state: RunState) -> None:
         self.window._run_finished(state)
+        self.window.server_lane.redraw()  # every recorded sample, at once
         self.window.statusBar().showMessage(
             "Replay finished. ⏮ Restart plays it again; drag the scrubber to any moment."
         )
@@ -390,6 +395,7 @@ class ReplayDriver(QObject):
             return
         player.pause()
         player.seek(t)  # at the end, finished() paints the final picture
+        self.window.server_lane.redraw()  # the samples up to the new moment
         if not player.done:
             self.window.timeline.throttle.request()
             # The headline and figures show the new moment at once, not up to 100 ms later
@@ -413,4 +419,5 @@ class ReplayDriver(QObject):
         self.window.setWindowTitle(self._title)
         self.window.run_button.setToolTip("Send the questions both ways (Ctrl+Enter)")
         self.window.timeline.finish()
+        self.window.server_lane.stop()  # its last picture stays, like the timeline's
         self.replayClosed.emit()

@@ -4,7 +4,14 @@ While a run is live a :class:`~splitdesk.core.server_metrics.MetricsPoller` read
 endpoint's ``/metrics`` on its own thread (4 times a second, off the measuring engine);
 the lane redraws from the samples gathered so far a few times a second, on the timeline's
 time axis (x-linked to it). It shows what the server says, nothing inferred: when the
-server publishes no known metrics, the lane says so in one line and draws nothing.
+server publishes no known metrics, the lane says so in one line and draws nothing. Its
+KV-cache use (as ``resources/server_metrics.toml`` maps it: a 0–1 fraction drawn as percent,
+or tokens) is a dotted line on its own right-hand axis; a server that publishes no KV figure
+gets no KV line, axis or words (never a zero).
+
+A replay draws the samples its recording kept (:meth:`ServerLane.replay`) up to the
+playback position; a recording without samples (older files, a server without
+``/metrics``) replays with no lane.
 
 On a short window (a projector) the lane gives way so the timeline keeps room for all its
 lanes (:meth:`ServerLane.set_fold`, decided by the window): first it folds to its caption
@@ -15,21 +22,34 @@ is kept for the session.
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.run_state import RunState
-from splitdesk.core.server_metrics import LoadSeries, MetricsPoller, load_series, metrics_url
+from splitdesk.core.server_metrics import (
+    LoadSeries,
+    MetricsPoller,
+    ServerSeriesRecord,
+    load_series,
+    metrics_url,
+    series_record,
+)
+from splitdesk.ui.panes import ElidedLabel
 from splitdesk.ui.theme import Theme, ui_font
 
 REDRAW_MS = 250
+#: How often a live run polls the endpoint's ``/metrics`` (per second).
+POLL_HZ = 4.0
 
 
 class ServerLane(QWidget):
-    """A small plot of the server's running (batch) and waiting (queue) counts."""
+    """A small plot of the server's running (batch) and waiting (queue) counts and its
+    KV-cache use (right-hand axis), live from a poller or replayed from a recording."""
 
     #: The fold changed ("open", "line" or "off"): the window re-divides the height between
     #: the panes and the timeline.
@@ -47,10 +67,14 @@ class ServerLane(QWidget):
         self.poller: MetricsPoller | None = None
         self.state: RunState | None = None
         self.series = LoadSeries([], [], [])
+        #: The recording's samples while a replay is shown (:meth:`replay`), else None.
+        self.recorded: LoadSeries | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 0, 4, 0)
         layout.setSpacing(0)
-        self.caption = QLabel("")
+        #: One line that never widens the window: a shorter wording, then "…", when narrow
+        #: (the whole text on hover).
+        self.caption = ElidedLabel("")
         self.caption.setFont(ui_font(scale, -1))
         self.caption.setStyleSheet(f"color: {theme.muted}")
         #: "open" (caption and plot), "line" (the caption line only) or "off" (hidden
@@ -100,6 +124,23 @@ class ServerLane(QWidget):
         self.waiting_curve = self.plot.plot(
             [], [], pen=pg.mkPen(theme.waiting, width=2, style=Qt.PenStyle.DashLine)
         )
+        # KV-cache use on a view of its own (right-hand axis), x-linked to the counts.
+        self.kv_view = pg.ViewBox(enableMenu=False)
+        self.kv_view.setMouseEnabled(x=False, y=False)
+        item.showAxis("right")
+        right = item.getAxis("right")
+        right.setPen(pg.mkPen(theme.border))
+        right.setTextPen(pg.mkPen(theme.good))
+        right.setStyle(tickFont=ui_font(scale, -1))
+        right.linkToView(self.kv_view)
+        item.scene().addItem(self.kv_view)
+        self.kv_view.setXLink(item.getViewBox())
+        self.kv_curve = pg.PlotCurveItem(
+            [], [], pen=pg.mkPen(theme.good, width=2, style=Qt.PenStyle.DotLine)
+        )
+        self.kv_view.addItem(self.kv_curve)
+        item.getViewBox().sigResized.connect(self._fit_kv_view)
+        item.hideAxis("right")
         if link_to is not None:
             self.plot.setXLink(link_to)
         layout.addWidget(self.plot)
@@ -125,9 +166,13 @@ class ServerLane(QWidget):
         self._show()
         self.foldChanged.emit(fold)
 
+    def _fit_kv_view(self) -> None:
+        self.kv_view.setGeometry(self.plot.getPlotItem().getViewBox().sceneBoundingRect())
+
     def polling(self) -> bool:
-        """Whether a run has this lane poll a server (it is shown unless folded off)."""
-        return self.poller is not None
+        """Whether the lane has a source: a run polling a server, or a replay of recorded
+        samples (it is shown unless folded off)."""
+        return self.poller is not None or self.recorded is not None
 
     def _show(self) -> None:
         self.setVisible(self.polling() and self.fold != "off")
@@ -146,7 +191,8 @@ class ServerLane(QWidget):
         leaves the lane hidden."""
         self.stop()
         self.state = state
-        self.series = LoadSeries([], [], [])
+        self.recorded = None
+        self._clear()
         try:
             url = f"{sim_root}/metrics" if settings.is_builtin and sim_root else None
             url = url or metrics_url(settings.base_url.strip())
@@ -155,10 +201,48 @@ class ServerLane(QWidget):
             self.setVisible(False)
             return
         verify: bool | str = settings.ca_bundle or settings.verify_tls
-        self.poller = MetricsPoller(url, verify=verify).start()
+        self.poller = MetricsPoller(url, rate_hz=POLL_HZ, verify=verify).start()
         self.caption.setText(f"Server: asking {url} …")
         self._show()
         self._timer.start()
+
+    def replay(self, state: RunState, series: LoadSeries | None) -> None:
+        """Show ``series`` (a recording's samples) for the replayed run ``state``, up to its
+        playback position (``state.now()``, seconds). ``None`` or no sample (an older
+        recording, a server without metrics): the lane hides, saying nothing."""
+        self.stop()
+        self.poller = None
+        self.state = state
+        self._clear()
+        self.recorded = series if series is not None and series.t_s else None
+        if self.recorded is None:
+            self.caption.setText("")
+            self.setVisible(False)
+            return
+        self.caption.setText(f"Server ({self.recorded.family}, recorded): …")
+        self._show()
+        self.redraw()
+        self._timer.start()
+
+    def record(self, state: RunState) -> ServerSeriesRecord | None:
+        """The samples this lane took while the run ``state`` went (from its origin to its
+        ``run_ended`` event: what a replay of the recording reaches), for its recording,
+        whatever has been drawn yet; ``None`` when the lane did not poll that run or the
+        server answered with no known metrics."""
+        poller = self.poller
+        if poller is None or self.state is not state or state.info is None:
+            return None
+        series = load_series(list(poller.samples), state.info.t0_ns)
+        if state.ended is not None:
+            series = series.until(state.ended.t)
+        return series_record(series)
+
+    def _clear(self) -> None:
+        self.series = LoadSeries([], [], [])
+        self.running_curve.setData([], [])
+        self.waiting_curve.setData([], [])
+        self.kv_curve.setData([], [])
+        self.plot.getPlotItem().hideAxis("right")
 
     def finish(self, state: RunState | None = None) -> None:
         """The run ended: stop polling (without waiting for the thread) and draw the last
@@ -173,21 +257,66 @@ class ServerLane(QWidget):
             self.poller.stop(timeout=0)
 
     def redraw(self) -> None:
-        """Draw the samples gathered so far (the figures come from core)."""
-        poller, state = self.poller, self.state
-        if poller is None or state is None or state.info is None:
+        """Draw the samples gathered so far, or a replay's up to its position (the figures
+        come from core)."""
+        state = self.state
+        if state is None:
             return
-        self.series = load_series(list(poller.samples), state.info.t0_ns)
-        s = self.series
-        if not s.t_s:
+        if self.recorded is not None:
+            now = state.now()  # a replay's playback position
+            self._draw(self.recorded.until(now if now is not None else 0.0), "recorded")
+            return
+        poller = self.poller
+        if poller is None or state.info is None:
+            return
+        series = load_series(list(poller.samples), state.info.t0_ns)
+        if not series.t_s:
             if poller.status not in ("not started", "ok"):
                 self.caption.setText(f"Server metrics: none ({poller.status})")
             return
+        self._draw(series, "from its /metrics")
+
+    def _draw(self, s: LoadSeries, source: str) -> None:
+        self.series = s
+        item = self.plot.getPlotItem()
         self.running_curve.setData(s.t_s, s.running)
         self.waiting_curve.setData(s.t_s, s.waiting)
-        self.plot.getPlotItem().setYRange(0, max(s.peak, 1.0), padding=0.1)
-        family = poller.samples[-1].load.family
-        self.caption.setText(
-            f"Server ({family}, from its /metrics): batch size (solid) {s.running[-1]:g} · "
-            f"queue (dashed) {s.waiting[-1]:g} · peak batch {s.peak_running:g}"
-        )
+        item.setYRange(0, max(s.peak, 1.0), padding=0.1)
+        text = f"Server ({s.family}, {source})"
+        short = f"Server ({s.family})"
+        if s.t_s:
+            text += (
+                f": batch size (solid) {s.running[-1]:g} · queue (dashed) {s.waiting[-1]:g}"
+                f" · peak batch {s.peak_running:g}"
+            )
+            short += (
+                f": batch {s.running[-1]:g} · queue {s.waiting[-1]:g}"
+                f" · peak batch {s.peak_running:g}"
+            )
+        if s.has_kv:
+            kv = [math.nan if v is None else v for v in s.kv]
+            self.kv_curve.setData(s.t_s, kv, connect="finite")
+            right = item.getAxis("right")
+            item.showAxis("right")
+            if s.kv_unit == "fraction":
+                right.setScale(100.0)  # ticks in percent
+                self.kv_view.setYRange(0, 1, padding=0.1)
+            else:
+                right.setScale(1.0)
+                self.kv_view.setYRange(0, max(s.peak_kv or 0.0, 1.0), padding=0.1)
+            self._fit_kv_view()
+            last = kv_text(next(v for v in reversed(s.kv) if v is not None), s.kv_unit)
+            text += f" · KV cache (dotted, right) {last}"
+            short += f" · KV {last}"
+        else:
+            self.kv_curve.setData([], [])
+            item.hideAxis("right")
+        self.caption.set_variants([text, short])
+
+
+def kv_text(value: float, unit: str) -> str:
+    """A KV-cache figure for the caption: a fraction as percent (``"28 %"``, ``"0.118 %"``),
+    tokens as a count (``"133 tokens"``)."""
+    if unit == "tokens":
+        return f"{value:g} tokens"
+    return f"{value * 100:.3g} %"

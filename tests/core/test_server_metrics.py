@@ -30,11 +30,15 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "metrics"
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        # two engines: running 3 + 2, waiting 1 + 0, KV the fuller engine's 0.0421
-        ("vllm.txt", ServerLoad("vllm", 5.0, 1.0, 0.0421, "fraction")),
-        ("sglang.txt", ServerLoad("sglang", 8.0, 2.0, 0.12, "fraction")),
+        # real captures (README.md says where each was published); values read by hand
+        # vLLM v1, one engine, idle: both KV names carry 0.0011764705882353343
+        ("vllm.txt", ServerLoad("vllm", 0.0, 0.0, 0.0011764705882353343, "fraction")),
+        # SGLang's own docs, under load: 162 running, 2826 queued, token_usage 0.28
+        ("sglang.txt", ServerLoad("sglang", 162.0, 2826.0, 0.28, "fraction")),
+        # ik_llama.cpp's llama-server (a llama.cpp fork that still publishes the KV ratio)
+        ("llamacpp.txt", ServerLoad("llamacpp", 0.0, 0.0, 0.491063, "fraction")),
+        # hand-written (no published TGI capture found): TGI has no KV gauge
         ("tgi.txt", ServerLoad("tgi", 4.0, 3.0, None, "fraction")),
-        ("llamacpp.txt", ServerLoad("llamacpp", 4.0, 1.0, None, "fraction")),
         ("splitdesk.txt", ServerLoad("splitdesk", 3.0, 0.0, 133.0, "tokens")),
     ],
 )
@@ -56,8 +60,28 @@ def test_vllm_deprecated_kv_name_is_used_when_the_new_one_is_missing() -> None:
         for line in (FIXTURES / "vllm.txt").read_text("utf-8").splitlines()
         if "kv_cache_usage_perc" not in line
     )
+    assert "vllm:gpu_cache_usage_perc{" in text
     load = read_load(text + "\n")
-    assert load is not None and load.kv_usage == pytest.approx(0.0421)
+    assert load is not None and load.kv_usage == 0.0011764705882353343
+
+
+def test_several_engines_add_their_counts_and_take_the_fullest_kv() -> None:
+    """vLLM labels each data-parallel engine (``engine="0"``, ``"1"``): the lane shows the
+    server's total batch and queue and its fullest KV cache. Text built for the test from
+    the capture's own lines (a second engine's copies with other values)."""
+    lines = [
+        line
+        for line in (FIXTURES / "vllm.txt").read_text("utf-8").splitlines()
+        if line.startswith(("vllm:num_requests_", "vllm:kv_cache_usage_perc{"))
+    ]
+    assert len(lines) == 3
+    engine1 = [
+        'vllm:num_requests_running{engine="1",model_name="Qwen/Qwen3-4B-Instruct-2507-FP8"} 3.0',
+        'vllm:num_requests_waiting{engine="1",model_name="Qwen/Qwen3-4B-Instruct-2507-FP8"} 2.0',
+        'vllm:kv_cache_usage_perc{engine="1",model_name="Qwen/Qwen3-4B-Instruct-2507-FP8"} 0.25',
+    ]
+    load = read_load("\n".join(lines + engine1) + "\n")
+    assert load == ServerLoad("vllm", 3.0, 2.0, 0.25, "fraction")
 
 
 def test_unknown_server_and_bad_text() -> None:
