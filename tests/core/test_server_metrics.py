@@ -31,8 +31,8 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "metrics"
     ("name", "expected"),
     [
         # real captures (README.md says where each was published); values read by hand
-        # vLLM v1, one engine, idle: both KV names carry 0.0011764705882353343
-        ("vllm.txt", ServerLoad("vllm", 0.0, 0.0, 0.0011764705882353343, "fraction")),
+        # vLLM (October 2024), idle: KV only under the older name gpu_cache_usage_perc, 0.0
+        ("vllm.txt", ServerLoad("vllm", 0.0, 0.0, 0.0, "fraction")),
         # SGLang's own docs, under load: 162 running, 2826 queued, token_usage 0.28
         ("sglang.txt", ServerLoad("sglang", 162.0, 2826.0, 0.28, "fraction")),
         # ik_llama.cpp's llama-server (a llama.cpp fork that still publishes the KV ratio)
@@ -55,33 +55,42 @@ def test_every_mapped_family_has_a_fixture_and_each_name_is_in_it() -> None:
 
 
 def test_vllm_deprecated_kv_name_is_used_when_the_new_one_is_missing() -> None:
-    text = "\n".join(
-        line
-        for line in (FIXTURES / "vllm.txt").read_text("utf-8").splitlines()
-        if "kv_cache_usage_perc" not in line
-    )
-    assert "vllm:gpu_cache_usage_perc{" in text
-    load = read_load(text + "\n")
-    assert load is not None and load.kv_usage == 0.0011764705882353343
+    """The October 2024 capture has only ``vllm:gpu_cache_usage_perc`` (before
+    ``kv_cache_usage_perc`` existed): its 0.0 is read as KV use, not as "none"; with the
+    capture's value changed in memory to 0.42, 0.42 is read."""
+    text = (FIXTURES / "vllm.txt").read_text("utf-8")
+    assert "vllm:kv_cache_usage_perc" not in text
+    load = read_load(text)
+    assert load is not None and load.kv_usage == 0.0
+    line = 'vllm:gpu_cache_usage_perc{model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.0'
+    assert line in text
+    load = read_load(text.replace(line, line.removesuffix("0.0") + "0.42"))
+    assert load is not None and load.kv_usage == 0.42
 
 
-def test_several_engines_add_their_counts_and_take_the_fullest_kv() -> None:
-    """vLLM labels each data-parallel engine (``engine="0"``, ``"1"``): the lane shows the
-    server's total batch and queue and its fullest KV cache. Text built for the test from
-    the capture's own lines (a second engine's copies with other values)."""
-    lines = [
-        line
-        for line in (FIXTURES / "vllm.txt").read_text("utf-8").splitlines()
-        if line.startswith(("vllm:num_requests_", "vllm:kv_cache_usage_perc{"))
-    ]
-    assert len(lines) == 3
-    engine1 = [
-        'vllm:num_requests_running{engine="1",model_name="Qwen/Qwen3-4B-Instruct-2507-FP8"} 3.0',
-        'vllm:num_requests_waiting{engine="1",model_name="Qwen/Qwen3-4B-Instruct-2507-FP8"} 2.0',
-        'vllm:kv_cache_usage_perc{engine="1",model_name="Qwen/Qwen3-4B-Instruct-2507-FP8"} 0.25',
-    ]
-    load = read_load("\n".join(lines + engine1) + "\n")
-    assert load == ServerLoad("vllm", 3.0, 2.0, 0.25, "fraction")
+def test_several_engines_add_their_counts_and_the_new_kv_name_wins() -> None:
+    """vLLM v1 labels each data-parallel engine (``engine="0"``, ``"1"``) and publishes the
+    KV use under both names: the lane shows the server's total batch and queue and the
+    fullest engine's ``kv_cache_usage_perc``. Text written for the test (names, labels and
+    HELP texts of vLLM v1's metrics logger; values chosen to tell the rules apart)."""
+    text = """\
+# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+vllm:num_requests_running{engine="1",model_name="m"} 2.0
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 1.0
+vllm:num_requests_waiting{engine="1",model_name="m"} 0.0
+# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.0421
+vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.0188
+# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:gpu_cache_usage_perc gauge
+vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
+"""
+    assert read_load(text) == ServerLoad("vllm", 5.0, 1.0, 0.0421, "fraction")
 
 
 def test_unknown_server_and_bad_text() -> None:
