@@ -7,20 +7,20 @@ each answer is its own segment, coloured and numbered, so "answer 5 starts late"
 visible at a glance while the parallel lanes all start together. A dashed line marks
 "now"; outlined ghost bars show the cost model's prediction (built-in endpoint).
 
-pyqtgraph items are created once and updated in place with ``setOpts`` (one
-``BarGraphItem`` per style), repainted at most ~30 times a second while a run is live.
-The timeline reads the run's state; it measures nothing.
+pyqtgraph items are created once and updated in place (one :class:`LaneBars` per style),
+repainted at most ~30 times a second while a run is live. While bars grow, only the strip
+where they changed is repainted (:meth:`LaneBars.set_bars`), not the whole plot. The
+timeline reads the run's state; it measures nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QCursor, QFont, QFontMetrics
+from PySide6.QtGui import QBrush, QColor, QCursor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QVBoxLayout, QWidget
 
 from splitdesk.core.diagnosis import explain_wait, no_markers
@@ -55,14 +55,120 @@ def ttft_text(f: RequestFigures) -> str:
 
 @dataclass
 class Bar:
-    """One drawn rectangle and what it means (for the hover text)."""
+    """One drawn rectangle and what it means (for the hover text). ``tip`` may be given as
+    a function: it is then worked out when read (on hover), not on every live frame."""
 
     lane: int
     x0: float
     x1: float
     kind: str  # "wait", "backoff", "stream", "ghost"
     color: str
-    tip: str
+    make_tip: str | Callable[[], str] = field(repr=False)
+
+    @property
+    def tip(self) -> str:
+        """The hover text."""
+        if callable(self.make_tip):
+            self.make_tip = self.make_tip()
+        return self.make_tip
+
+
+#: A drawn bar: x0, x1 (seconds), lane, brush (``None``: the item's own brush).
+Rect = tuple[float, float, int, "QBrush | None"]
+
+
+class LaneBars(pg.GraphicsObject):
+    """Bars of one style, drawn from a list of rectangles in plot coordinates.
+
+    :meth:`set_bars` repaints only what changed since the last call: while a run streams
+    that is the narrow strip where bars grew, not the whole plot (pyqtgraph's
+    ``BarGraphItem`` re-lays out its whole bounding rect on every ``setOpts``). Its
+    bounding rect grows in steps, so Qt's scene index is not told of a new geometry every
+    frame. Painting is the same as ``BarGraphItem``'s: one pen and brush for all bars
+    (``drawRects``), or, with a brush per bar, each bar filled with its own brush."""
+
+    def __init__(self, height: float, pen: QPen, brush: QBrush | None) -> None:
+        super().__init__()
+        self._height = height
+        self._pen = pen
+        self._brush = brush if brush is not None else QBrush(Qt.BrushStyle.NoBrush)
+        self._bars: list[Rect] = []
+        self._rects: list[QRectF] = []
+        self._bounds = QRectF()  #: data bounds held (grown in steps)
+        self._pad = (0.0, 0.0)  #: a few pixels, in data units (pens, antialiasing)
+        no_pen = pen.style() == Qt.PenStyle.NoPen
+        self._pen_px = 0.0 if no_pen else max(pen.widthF(), 1.0)
+
+    def set_bars(self, bars: list[Rect]) -> None:
+        """Draw ``bars`` from now on; repaint the area where they differ from the last."""
+        old, self._bars = self._bars, bars
+        if bars == old:
+            return
+        half = self._height / 2
+        self._rects = [
+            QRectF(x0, lane - half, x1 - x0, (lane - half + self._height) - (lane - half))
+            for x0, x1, lane, _ in bars
+        ]
+        dirty: QRectF | None = None
+        for i in range(max(len(old), len(bars))):
+            a = old[i] if i < len(old) else None
+            b = bars[i] if i < len(bars) else None
+            if a == b:
+                continue
+            if a is not None and b is not None and a[0] == b[0] and a[2:] == b[2:]:
+                lo, hi = sorted((a[1], b[1]))  # only the end moved: the strip between
+                r = QRectF(lo, b[2] - half, hi - lo, self._height)
+            else:
+                r = QRectF()
+                for it in (a, b):
+                    if it is not None:
+                        r = r.united(QRectF(it[0], it[2] - half, it[1] - it[0], self._height))
+            dirty = r if dirty is None else dirty.united(r)
+        if dirty is None:
+            return
+        need = dirty if self._bounds.isNull() else self._bounds.united(dirty)
+        if need != self._bounds:  # outgrown: hold room for the bars to grow into
+            grown = QRectF(need)
+            if not self._bounds.isNull() and need.right() > self._bounds.right():
+                grown.setRight(need.left() + (need.right() - need.left()) * LIVE_SPAN_STEP)
+            self.prepareGeometryChange()
+            self._bounds = grown
+            self.update()
+            return
+        px, py = self._pad
+        self.update(dirty.adjusted(-px, -py, px, py))
+
+    def viewTransformChanged(self) -> None:
+        """The view moved or zoomed: the pixel margin in data units changed."""
+        super().viewTransformChanged()
+        vx, vy = self.pixelVectors()
+        pad_px = self._pen_px / 2 + 2  # the pen and antialiased edges
+        pad = (
+            pad_px * (vx.length() if vx is not None else 0.0),
+            pad_px * (vy.length() if vy is not None else 0.0),
+        )
+        if pad != self._pad:
+            self.prepareGeometryChange()
+            self._pad = pad
+
+    def boundingRect(self) -> QRectF:
+        if self._bounds.isNull():
+            return QRectF()
+        px, py = self._pad
+        return self._bounds.adjusted(-px, -py, px, py)
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        if not self._rects:
+            return
+        if self._bars[0][3] is None:  # one brush for all
+            p.setPen(self._pen)
+            p.setBrush(self._brush)
+            p.drawRects(self._rects)
+            return
+        p.setPen(self._pen)
+        for rect, bar in zip(self._rects, self._bars, strict=True):
+            p.setBrush(bar[3] or self._brush)
+            p.drawRect(rect)
 
 
 class Timeline(QWidget):
@@ -87,6 +193,10 @@ class Timeline(QWidget):
         self.lanes: list[str] = []
         self.segment_counts: dict[int, int] = {}
         self._ticked: list[str] = []
+        #: Room right of the longest bar for its end label ("12.0 s").
+        self._end_label_px = QFontMetrics(ui_font(scale, 0, bold=True)).horizontalAdvance("000.0 s")
+        #: What the lane layout was last worked out for (:meth:`_set_lane_ticks`).
+        self._lanes_for: tuple[object, ...] | None = None
         self._brushes: dict[str, QBrush] = {}
 
         pg.setConfigOptions(antialias=True)
@@ -109,31 +219,17 @@ class Timeline(QWidget):
         )
 
         wait_brush = QBrush(QColor(theme.waiting), Qt.BrushStyle.BDiagPattern)
-        self.wait_item = pg.BarGraphItem(
-            x0=[0],
-            width=[0],
-            y=[0],
-            height=BAR_HEIGHT,
-            brush=wait_brush,
-            pen=pg.mkPen(theme.waiting),
-        )
+        self.wait_item = LaneBars(BAR_HEIGHT, pg.mkPen(theme.waiting), wait_brush)
         backoff_color = QColor(theme.error)
         backoff_color.setAlpha(70)
-        self.backoff_item = pg.BarGraphItem(
-            x0=[0],
-            width=[0],
-            y=[0],
-            height=BAR_HEIGHT * 0.5,
-            brush=QBrush(backoff_color),
-            pen=pg.mkPen(theme.error, style=Qt.PenStyle.DotLine),
+        self.backoff_item = LaneBars(
+            BAR_HEIGHT * 0.5,
+            pg.mkPen(theme.error, style=Qt.PenStyle.DotLine),
+            QBrush(backoff_color),
         )
-        self.stream_item = pg.BarGraphItem(
-            x0=[0], width=[0], y=[0], height=BAR_HEIGHT, brush=theme.combined, pen=None
-        )
+        self.stream_item = LaneBars(BAR_HEIGHT, pg.mkPen(None), None)
         ghost_pen = pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine)
-        self.ghost_item = pg.BarGraphItem(
-            x0=[0], width=[0], y=[0], height=BAR_HEIGHT + 0.18, brush=None, pen=ghost_pen
-        )
+        self.ghost_item = LaneBars(BAR_HEIGHT + 0.18, ghost_pen, None)
         self.ghost_item.setZValue(-5)
         self.marks = pg.ScatterPlotItem(size=14 * scale, pxMode=True)
         self.now_line = pg.InfiniteLine(
@@ -150,11 +246,15 @@ class Timeline(QWidget):
             self.plot.addItem(it)
             it.hide()
         self.labels: list[pg.TextItem] = []
+        #: What each label shows (x, lane, text, colour), ``None`` when hidden.
+        self._label_shown: list[tuple[float, int, str, str] | None] = []
+        self._advances_for = ""  #: the font the cached text widths are for
+        self._advances: dict[str, int] = {}
+        self._metrics = QFontMetrics(QFont())
         #: While a run streams, the x range is set with room to grow (``LIVE_SPAN_STEP``)
         #: and kept until the bars outgrow it; the finished run gets the exact range.
         self._live_span: float | None = None
         self._y_set: tuple[int, int] | None = None
-        self._no_pen = pg.mkPen(None)
         self.placeholder = pg.TextItem(
             "Each request becomes a lane here: sent → first token → answers → last token",
             color=theme.muted,
@@ -260,6 +360,7 @@ class Timeline(QWidget):
             item.hide()
         for label in self.labels:
             label.hide()
+        self._label_shown = [None] * len(self.labels)
         self._set_lane_ticks()
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
@@ -392,8 +493,7 @@ class Timeline(QWidget):
                         wait_end,
                         "wait",
                         self.theme.waiting,
-                        f"{name}\nsent at {wait_start:.3f} s · {ttft_text(f)}"
-                        + (f"\n{why}" if (why := explain_wait(r, state.requests)) else ""),
+                        self._wait_tip(name, wait_start, f, r, state),
                     )
                 )
             if first is not None:
@@ -455,6 +555,19 @@ class Timeline(QWidget):
             self.now_line.show()
         else:
             self.now_line.hide()
+
+    @staticmethod
+    def _wait_tip(
+        name: str, start: float, f: RequestFigures, r: RequestTrace, state: RunState
+    ) -> Callable[[], str]:
+        """A wait bar's hover text, worked out when read: what the wait was made of
+        (:func:`~splitdesk.core.diagnosis.explain_wait` looks at every request of the run)."""
+
+        def tip() -> str:
+            why = explain_wait(r, state.requests)
+            return f"{name}\nsent at {start:.3f} s · {ttft_text(f)}" + (f"\n{why}" if why else "")
+
+        return tip
 
     def _stream_bars(
         self,
@@ -531,21 +644,20 @@ class Timeline(QWidget):
             ("stream", self.stream_item),
             ("ghost", self.ghost_item),
         ):
-            mine = [b for b in bars if b.kind == kind]
-            if not mine:
-                item.hide()
-                continue
-            x0 = np.array([b.x0 for b in mine])
-            opts: dict[str, object] = {
-                "x0": x0,
-                "width": np.maximum(np.array([b.x1 for b in mine]) - x0, 1e-4),
-                "y": np.array([b.lane for b in mine], dtype=float),
-            }
-            if kind == "stream":
-                opts["brushes"] = [self._brush(b.color) for b in mine]
-                opts["pens"] = [self._no_pen] * len(mine)
-            item.setOpts(**opts)
-            item.show()
+            per_bar = kind == "stream"  # a brush per bar (each question's colour)
+            mine: list[Rect] = [
+                (
+                    b.x0,
+                    b.x0 + max(b.x1 - b.x0, 1e-4),
+                    b.lane,
+                    self._brush(b.color) if per_bar else None,
+                )
+                for b in bars
+                if b.kind == kind
+            ]
+            item.set_bars(mine)
+            if item.isVisible() != bool(mine):
+                item.setVisible(bool(mine))
         if marks:
             self.marks.setData(
                 x=[m[0] for m in marks],
@@ -560,7 +672,7 @@ class Timeline(QWidget):
         self._set_lane_ticks()
         xmax = max([b.x1 for b in bars] + [1.0])
         # room right of the longest bar for its end label ("12.0 s"), however narrow the plot
-        label_px = QFontMetrics(ui_font(self.scale, 0, bold=True)).horizontalAdvance("000.0 s")
+        label_px = self._end_label_px
         plot_px = max(self.plot.getPlotItem().getViewBox().width(), 2 * label_px)
         span = xmax * max(1.08, plot_px / (plot_px - label_px))
         live = self.state is not None and self.state.ended is None
@@ -582,6 +694,18 @@ class Timeline(QWidget):
         the timeline shows as many as fit and a scroll bar beside the plot reaches the
         rest. Names shrink to their badge ("Q7") when full names would take more than a
         quarter of the timeline's width."""
+        if self._lanes_key() == self._lanes_for and self._ticked:
+            return  # the same lanes in the same room: nothing to lay out (every live frame)
+        self._lay_out_lanes()
+        self._lanes_for = self._lanes_key()
+
+    def _lanes_key(self) -> tuple[object, ...]:
+        """What the lane layout depends on."""
+        vb_h = self.plot.getPlotItem().getViewBox().height()
+        return (tuple(self.lanes), vb_h, self.plot.width(), self.lane_bar.value(), self._y_set)
+
+    def _lay_out_lanes(self) -> None:
+        """:meth:`_set_lane_ticks`' work."""
         n = len(self.lanes)
         vb_h = self.plot.getPlotItem().getViewBox().height()
         font = ui_font(self.scale, 0)
@@ -680,12 +804,20 @@ class Timeline(QWidget):
         for its number keeps it in the hover text)."""
         vb = self.plot.getPlotItem().getViewBox()
         px_per_s = vb.width() / max(getattr(self, "_x_span", 1.0), 1e-9)
-        metrics = QFontMetrics(self._label_font())
+        font = self._label_font()
+        if self._advances_for != font.key():  # text widths, measured once per font
+            self._advances_for = font.key()
+            self._advances = {}
+            self._metrics = QFontMetrics(font)
+        advances = self._advances
         taken: dict[int, list[tuple[float, float]]] = {}
 
         def fits(x: float, lane: int, text: str) -> bool:
+            width = advances.get(text)
+            if width is None:
+                width = advances[text] = self._metrics.horizontalAdvance(text)
             left = x * px_per_s
-            right = left + metrics.horizontalAdvance(text) + 14  # TextItem's margins, a gap
+            right = left + width + 14  # TextItem's margins, a gap
             spans = taken.setdefault(lane, [])
             if any(left < r and l_ < right for l_, r in spans):
                 return False
@@ -702,17 +834,26 @@ class Timeline(QWidget):
         while len(self.labels) < len(items):
             label = pg.TextItem(anchor=(0, 0.5))
             label.textItem.document().setDocumentMargin(1)  # as tall as its line: lanes pack
-            label.setFont(self._label_font())
+            label.setFont(font)
             self.plot.addItem(label)
             self.labels.append(label)
-        for label in self.labels[len(items) :]:
-            label.hide()
-        for label, (x, lane, text, color) in zip(self.labels, items, strict=False):
-            if label.toPlainText() != text or label.color != QColor(color):
+            self._label_shown.append(None)
+        for i in range(len(items), len(self.labels)):
+            if self._label_shown[i] is not None:
+                self.labels[i].hide()
+                self._label_shown[i] = None
+        for i, (label, item) in enumerate(zip(self.labels, items, strict=False)):
+            shown = self._label_shown[i]
+            if shown == item:
+                continue  # as drawn last frame: no Qt call at all
+            x, lane, text, color = item
+            new_look = shown is None or shown[2:] != item[2:]
+            if new_look and (label.toPlainText() != text or label.color != QColor(color)):
                 label.setText(text, color=color)  # re-renders: only when it changed
             if label.pos() != QPointF(x, lane):
                 label.setPos(QPointF(x, lane))
             label.show()
+            self._label_shown[i] = item
 
     # -- hover ----------------------------------------------------------------------------------
     def bar_at(self, x: float, y: float) -> Bar | None:
