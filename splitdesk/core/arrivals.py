@@ -172,6 +172,9 @@ class TimestampedStream(httpcore.AsyncNetworkStream):
 
 #: ``SO_TIMESTAMPNS`` (asm-generic/socket.h; Python's socket module lacks the name).
 _SO_TIMESTAMPNS = 35 if sys.platform.startswith("linux") else None
+_SOL_SOCKET = socket.SOL_SOCKET
+#: a ``struct timespec`` (two 64-bit fields) from the start of a control message's data
+_timespec = struct.Struct("qq").unpack_from
 #: Bytes per read: about one SSE event, so each keeps the kernel time of its own packet.
 READ_CHUNK = 512
 #: Reads per readiness callback at most (then the loop's other work gets a turn).
@@ -258,20 +261,22 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         sock = self._sock
         if sock is None:
             return
+        offset = realtime_offset_ns()  # one drain takes microseconds; it drifts per second
+        recvmsg, clock, pieces = sock.recvmsg, time.perf_counter_ns, self._pieces
         for _ in range(DRAIN_READS):
             try:
-                data, ancillary, _flags, _addr = sock.recvmsg(READ_CHUNK, 256)
+                data, ancillary, _flags, _addr = recvmsg(READ_CHUNK, 256)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError as exc:
                 self._error = exc
                 data, ancillary = b"", []
-            now = time.perf_counter_ns()
+            now = clock()
             stamp = now
             for level, kind, payload in ancillary:
-                if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(payload) >= 16:
-                    sec, nsec = struct.unpack_from("qq", payload)
-                    stamp = min(now, sec * 1_000_000_000 + nsec - realtime_offset_ns())
+                if level == _SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(payload) >= 16:
+                    sec, nsec = _timespec(payload)
+                    stamp = min(now, sec * 1_000_000_000 + nsec - offset)
             if stamp < self._latest:  # never let a connection's times run backwards
                 stamp = self._latest
             self._latest = stamp
@@ -279,7 +284,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
                 self._eof = True
                 self._stop_reading()
                 break
-            self._pieces.append((stamp, data))
+            pieces.append((stamp, data))
             self._buffered += len(data)
             if self._buffered > MAX_BUFFERED:
                 self._stop_reading()  # back-pressure: resumed by read()

@@ -20,6 +20,9 @@ microseconds per event line each way (``benchmarks/ui_load.py`` exercises it).
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -69,6 +72,7 @@ __all__ = [
     "decode_command",
     "decode_line",
     "encode",
+    "encode_event",
 ]
 
 
@@ -223,3 +227,37 @@ def encode(
 ) -> bytes:
     """One message as a JSON line body (no newline)."""
     return message.__pydantic_serializer__.to_json(message)
+
+
+#: the JSON string of a str, non-ASCII kept (what ``json.dumps(..., ensure_ascii=False)``
+#: does for a str, without its Python-level layers)
+_json_text: Callable[[str], str] = json.encoder.encode_basestring
+_TEXT_LINE = '{"run":%d,"event":{"kind":"text","t":%r,"req":%d,"text":%s,"reasoning":%s}}'
+
+
+def encode_event(run: int, event: RunEvent) -> bytes:
+    """``encode(EventLine(run=run, event=event))``, faster for the event of every token.
+
+    A :class:`~splitdesk.core.events.TextReceived` line is formatted directly (a fraction
+    of the cost of building and serialising the model, thousands of times a second): the
+    same keys in the same order, its text JSON-escaped as pydantic escapes it, its time in
+    Python's shortest round-trip form (a time under 10⁻⁴ s may read ``1.2e-05`` where
+    pydantic writes ``0.000012``: the same float). :func:`decode_line` reads both alike.
+    Every other event, and a text that is not valid Unicode (a lone surrogate: it fails
+    there as it does in pydantic), goes through :func:`encode`.
+    """
+    if type(event) is TextReceived and type(event.req) is int and math.isfinite(event.t):
+        try:
+            return (
+                _TEXT_LINE
+                % (
+                    run,
+                    event.t,
+                    event.req,
+                    _json_text(event.text),
+                    "true" if event.reasoning else "false",
+                )
+            ).encode()
+        except (UnicodeEncodeError, TypeError):
+            pass
+    return encode(EventLine(run=run, event=event))

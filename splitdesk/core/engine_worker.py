@@ -37,6 +37,7 @@ from splitdesk.core.engine_protocol import (
     RunCommand,
     decode_command,
     encode,
+    encode_event,
 )
 from splitdesk.core.events import RunEvent
 from splitdesk.core.runner import Runner
@@ -54,12 +55,16 @@ class Worker:
         self._lines: list[bytes] = []
 
     def write(self, message: Ready | EventLine | EndLine) -> None:
-        """One line out, never blocking the loop. Lines written in one turn of the event
-        loop leave in one pipe write at its end (one syscall per turn, not per event; the
-        timestamps are already taken)."""
+        """One line out, never blocking the loop (:meth:`write_line`)."""
+        self.write_line(encode(message))
+
+    def write_line(self, line: bytes) -> None:
+        """An encoded line out. Lines written in one turn of the event loop leave in one
+        pipe write at its end (one syscall per turn, not per event; the timestamps are
+        already taken)."""
         if not self._lines:
             asyncio.get_running_loop().call_soon(self.flush)
-        self._lines.append(encode(message))
+        self._lines.append(line)
 
     def flush(self) -> None:
         """Hand the buffered lines to the pipe."""
@@ -84,8 +89,10 @@ class Worker:
         if gate is not None:
             self.gates[run_id] = gate
 
+        write_line = self.write_line
+
         def emit(event: RunEvent) -> None:
-            self.write(EventLine(run=run_id, event=event))
+            write_line(encode_event(run_id, event))  # EventLine(run=run_id, event=event)
 
         try:
             runner = Runner(command.config, emit, start_gate=gate)

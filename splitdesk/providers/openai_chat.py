@@ -167,6 +167,48 @@ class ChoiceReader:
         return out
 
 
+#: fields of a chunk's ``delta`` that carry something besides the answer's text
+_SIDE_FIELDS = (*REASONING_FIELDS, "refusal", "tool_calls")
+#: ``delta`` keys of a plain text chunk (``role`` says nothing :class:`ChoiceReader` reads)
+_PLAIN_KEYS = frozenset({"content", "role"})
+
+
+def plain_text(obj: dict[str, Any]) -> str | None:
+    """The answer text of a chunk that carries nothing else (``""`` for none), or ``None``
+    when the chunk needs :meth:`ChoiceReader.read`.
+
+    The fast path of nearly every chunk of a stream (``{"choices": [{"index": 0, "delta":
+    {"content": "…"}, "finish_reason": null}], …}``): same result as ``read`` for such a
+    chunk, without looking for usage, reasoning, tool calls, refusals and errors one field
+    at a time. A chunk qualifies when it has exactly one choice, of index 0, without a
+    finish reason or usage; its ``delta`` holds text as a string (or nothing) and no field
+    of :data:`_SIDE_FIELDS` that is not ``null``; and no value of the chunk is an object
+    (where usage, a vendor's usage and errors live) nor an ``error`` that says something.
+    ``obj`` comes from ``json.loads``: its objects are plain ``dict`` s, its arrays ``list`` s.
+    """
+    choices = obj.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("finish_reason") or choice.get("index", 0) != 0:
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict or dict in map(type, obj.values()) or obj.get("error"):
+        return None  # not a delta; usage, a vendor's object or an error beside the choices
+    if "usage" in choice and type(choice["usage"]) is dict:
+        return None
+    text = delta.get("content")
+    if text is None:
+        text = ""
+    elif type(text) is not str:
+        return None
+    if not _PLAIN_KEYS.issuperset(delta):
+        for name in _SIDE_FIELDS:
+            if delta.get(name) is not None:
+                return None
+    return text
+
+
 class ChatDecoder(StreamDecoder):
     """Decoder of ``chat.completion.chunk`` events (first choice only: requests ask n=1).
 
@@ -189,6 +231,9 @@ class ChatDecoder(StreamDecoder):
             raise ValueError("event is not a JSON object")
         if event == "error":  # an SSE event named error, whatever its data holds
             return in_band_error(obj, t_ns)
+        text = plain_text(obj)
+        if text is not None:  # the common chunk (plain_text says when)
+            return [TextDelta(t_ns, text)] if text else []
         out = self.choices.read(obj, "delta", "content", t_ns)
         self.complete = self.choices.finished
         return out

@@ -142,7 +142,7 @@ def _protocol(t_ns: int, message: str) -> ErrorDelta:
     return ErrorDelta(t_ns, RequestError(ErrorKind.PROTOCOL, message))
 
 
-async def iter_deltas(
+def iter_deltas(
     response: httpx.Response,
     decoder: StreamDecoder,
     framing: Framing,
@@ -152,26 +152,33 @@ async def iter_deltas(
 
     HTTP errors, HTML pages and malformed frames end the iteration with one
     :class:`ErrorDelta`; transport errors (timeouts, resets) propagate as httpx exceptions
-    for the caller to classify.
+    for the caller to classify. Status and headers have arrived, so the framing is chosen
+    here and its generator returned as it is: no generator in between re-yields every
+    delta (close it with ``contextlib.aclosing`` as any async generator).
     """
-    host = response.request.url.host
     if response.status_code >= 400:
-        body = await read_capped(response)
-        yield ErrorDelta(
-            clock(),
-            http_error(response.status_code, response.reason_phrase, response.headers, body, host),
-        )
-        return
+        return _http_error(response, clock)
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "application/json" or "html" in content_type:
-        frames = _whole_body(response, decoder, framing, content_type, clock)
-    elif framing == "ndjson":
-        frames = _ndjson(response, decoder, clock)
-    else:
-        frames = _sse(response, decoder, content_type, clock)
-    async with contextlib.aclosing(frames) as deltas:
-        async for delta in deltas:
-            yield delta
+        return _whole_body(response, decoder, framing, content_type, clock)
+    if framing == "ndjson":
+        return _ndjson(response, decoder, clock)
+    return _sse(response, decoder, content_type, clock)
+
+
+async def _http_error(response: httpx.Response, clock: Clock) -> AsyncGenerator[Delta, None]:
+    """The one :class:`ErrorDelta` of a response with an HTTP error status."""
+    body = await read_capped(response)
+    yield ErrorDelta(
+        clock(),
+        http_error(
+            response.status_code,
+            response.reason_phrase,
+            response.headers,
+            body,
+            response.request.url.host,
+        ),
+    )
 
 
 async def _whole_body(
@@ -222,11 +229,19 @@ async def _whole_body(
         yield delta
 
 
+#: what a decoder raises for a malformed event (:meth:`StreamDecoder.on_event`)
+_MALFORMED = (ValueError, KeyError, TypeError, AttributeError)
+
+
+def _malformed(t_ns: int, exc: Exception, data: str) -> list[Delta]:
+    return [_protocol(t_ns, f"malformed event ({type(exc).__name__}): {_clip(data)}")]
+
+
 def _decode(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> list[Delta]:
     try:
         return decoder.on_event(data, event, t_ns)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        return [_protocol(t_ns, f"malformed event ({type(exc).__name__}): {_clip(data)}")]
+    except _MALFORMED as exc:
+        return _malformed(t_ns, exc, data)
 
 
 def _decode_tail(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> list[Delta]:
@@ -235,7 +250,7 @@ def _decode_tail(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> li
     truncation for :meth:`StreamDecoder.on_end` to judge, not a malformed event."""
     try:
         return decoder.on_event(data, event, t_ns)
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except _MALFORMED:
         return []
 
 
@@ -249,17 +264,20 @@ async def _sse(
     saw_event = False
     t_ns = end_ns = clock()
     head = ""
+    # bound once: this loop runs per event, thousands of times a second
+    decode_text, split_lines, decode_line = utf8.decode, lines.decode, sse.decode
+    on_event, is_terminator = decoder.on_event, decoder.is_terminator
     async with contextlib.aclosing(_reads(response)) as reads:
         async for chunk in reads:
             if done:
                 continue  # after the terminator: read to the end so the connection closes cleanly
             t_ns = clock()
-            text = utf8.decode(chunk)
+            text = decode_text(chunk)
             if not text:
                 continue
             if len(head) < 200:
                 head += text[:200]
-            for line in lines.decode(text):
+            for line in split_lines(text):
                 if line.startswith("error:"):
                     saw_event = True
                     for delta in decoder.on_sse_error_field(line[6:].removeprefix(" "), t_ns):
@@ -267,15 +285,22 @@ async def _sse(
                         if isinstance(delta, ErrorDelta):
                             return
                     continue
-                event = sse.decode(line)
-                if event is None or not event.data:
+                event = decode_line(line)
+                if event is None:
+                    continue
+                data = event.data
+                if not data:
                     continue
                 saw_event = True
-                if decoder.is_terminator(event.data):
+                if is_terminator(data):
                     done = True
                     end_ns = t_ns
                     break
-                for delta in _decode(decoder, event.data, event.event, t_ns):
+                try:  # _decode, inlined
+                    deltas = on_event(data, event.event, t_ns)
+                except _MALFORMED as exc:
+                    deltas = _malformed(t_ns, exc, data)
+                for delta in deltas:
                     yield delta
                     if isinstance(delta, ErrorDelta):
                         return
