@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib.resources import as_file, files
 from pathlib import Path
@@ -346,12 +346,26 @@ class RecordingsUi(QObject):
 
     async def _open(self, path: Path, speed: float, run: int) -> None:
         self.window.statusBar().showMessage(f"Opening {path.name}…")
+        opened = await self._read_all([path])
+        if opened is not None:
+            self.show_recording(opened[0], speed, run)
+
+    async def _read_all(self, sources: Sequence[Path | HistoryEntry]) -> list[Recording] | None:
+        """The recordings of ``sources`` (files, read off the GUI thread, or history
+        entries, read back from their files when dropped from memory), in order; ``None``
+        when one cannot be read, which is then said once (status bar and a non-modal
+        message naming the file and what is wrong) — for every way a recording is opened."""
+        out = []
         try:
-            recording = await asyncio.to_thread(load_recording, path)
+            for source in sources:
+                if isinstance(source, HistoryEntry):
+                    out.append(await self.history.recording_of(source))
+                else:
+                    out.append(await asyncio.to_thread(load_recording, source))
         except RecordingError as exc:
             self._problem("Could not open the recording", str(exc))
-            return
-        self.show_recording(recording, speed, run)
+            return None
+        return out
 
     def show_recording(self, recording: Recording, speed: float = 1.0, run: int = 0) -> bool:
         """Replay ``recording`` in the window; False (and a message) when it cannot be
@@ -425,12 +439,9 @@ class RecordingsUi(QObject):
             return
 
         async def go() -> None:
-            try:
-                recs = [await self.history.recording_of(e) for e in entries]
-            except RecordingError as exc:
-                self._problem("Could not open the recording", str(exc))
-                return
-            QTimer.singleShot(0, lambda: then(recs))  # dialogs open outside the task
+            recs = await self._read_all(entries)
+            if recs is not None:
+                QTimer.singleShot(0, lambda: then(recs))  # dialogs open outside the task
 
         spawn(go())
 
@@ -474,13 +485,9 @@ class RecordingsUi(QObject):
         that cannot be opened). Returns the task."""
 
         async def go() -> None:
-            try:
-                a = await asyncio.to_thread(load_recording, first)
-                b = await asyncio.to_thread(load_recording, second)
-            except RecordingError as exc:
-                self._problem("Could not open the recording", str(exc))
-                return
-            self.compare(a, b)
+            recs = await self._read_all([first, second])
+            if recs is not None:
+                self.compare(recs[0], recs[1])
 
         return spawn(go())
 
