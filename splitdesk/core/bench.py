@@ -13,19 +13,21 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
 
-from splitdesk.builtin_endpoint import BUILTIN_MODEL, Launcher
+from splitdesk.builtin_endpoint import BUILTIN_MODEL, BuiltinEndpoint, Launcher
 from splitdesk.core.bench_table import format_table
 from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.cost import Prices, cost_document
 from splitdesk.core.diagnosis import summary_lines
 from splitdesk.core.netenv import NetworkSetupError, client_settings, environment_problems
-from splitdesk.core.plans import make_plan
+from splitdesk.core.plans import RunPlan, make_plan
 from splitdesk.core.predict import (
     RATE_LIMIT_NOTE,
     PredictedRequest,
@@ -100,6 +102,19 @@ class BenchOptions:
         """Whether every run's prompts open with a nonce."""
         return self.repeat > 1 if self.nonce is None else self.nonce
 
+    def run_config(self, endpoint: EndpointConfig) -> RunConfig:
+        """How every run of these options sends to ``endpoint`` (bench and sweep)."""
+        return RunConfig(
+            endpoint,
+            temperature=self.temperature,
+            seed=self.seed,
+            timeouts=self.timeouts,
+            marker=self.template.marker,
+            retry_429=self.retry_429,
+            warm_connections=not self.client.cold,
+            release=self.client.release,
+        )
+
 
 def modes_of(mode: str) -> list[str]:
     """The single-group modes a ``--mode`` value runs, in order (``dependent``: the
@@ -162,6 +177,120 @@ async def discover_model(endpoint: EndpointConfig) -> str:
     return models[0]
 
 
+@dataclass
+class Target:
+    """The endpoint a headless command (bench, sweep) measures, once started and its key
+    resolved: ``endpoint`` (model as given, the built-in endpoint's own when none was,
+    else empty until :func:`with_model`), ``key`` (never printed), ``sim`` (the built-in
+    endpoint's process, or ``None``) and ``base_url`` (the dialect's base URL)."""
+
+    endpoint: EndpointConfig
+    key: str | None
+    sim: BuiltinEndpoint | None
+    base_url: str
+
+    def info(self, endpoint: EndpointConfig, profile: str) -> dict[str, str]:
+        """The JSON documents' ``endpoint`` object for ``endpoint`` (the resolved one):
+        ``url`` (key redacted; ``builtin:<profile> (<base URL>)`` on the built-in
+        endpoint, which also gets ``profile``), ``api``, ``model``."""
+        if self.sim is not None:
+            return endpoint_info(self.base_url, endpoint.api, endpoint.model, profile)
+        return endpoint_info(redact(endpoint.base_url, self.key), endpoint.api, endpoint.model)
+
+
+def endpoint_info(url: str, api: str, model: str, profile: str | None = None) -> dict[str, str]:
+    """The ``endpoint`` object of bench and sweep documents: ``url`` (given with any key
+    already redacted), ``api``, ``model``; on the built-in endpoint (``profile`` given)
+    ``url`` reads ``builtin:<profile> (<url>)`` and ``profile`` is added."""
+    if profile is None:
+        return {"url": url, "api": api, "model": model}
+    return {"url": f"builtin:{profile} ({url})", "api": api, "model": model, "profile": profile}
+
+
+@contextmanager
+def open_target(opts: BenchOptions, launch: Launcher | None) -> Iterator[Target]:
+    """Start the built-in endpoint when ``opts.endpoint`` is ``builtin`` (with ``launch``,
+    handed in: the core never imports the simulator), resolve the key (:func:`resolve_key`)
+    and yield the :class:`Target`; the endpoint is stopped on leaving. Raises
+    :class:`BenchError` when the endpoint cannot start or the key's variable is unset."""
+    provider = get_provider(opts.api)
+    sim = None
+    if opts.endpoint == BUILTIN:
+        try:
+            if launch is None:  # core never imports sim: the caller hands the launcher in
+                raise RuntimeError("no launcher was given (splitdesk.sim.launcher.start_sim)")
+            sim = launch(opts.profile, opts.sim_params)
+        except (RuntimeError, KeyError, ValueError) as exc:
+            raise BenchError(f"cannot start the built-in endpoint: {exc}") from None
+        base_url = provider.base_url_for_root(sim.url)
+    else:
+        base_url = opts.endpoint
+    try:
+        key = resolve_key(opts)
+        endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
+        if sim is not None and not opts.model:
+            # plain HTTP on loopback: no CA bundle to load (~50 ms per run's client)
+            endpoint = EndpointConfig(base_url, opts.api, BUILTIN_MODEL, None, verify=False)
+        yield Target(endpoint, key, sim, base_url)
+    finally:
+        if sim is not None:
+            sim.stop()
+
+
+async def with_model(endpoint: EndpointConfig, err: TextIO, command: str) -> EndpointConfig:
+    """``endpoint`` with its model: as given, else :func:`discover_model`'s. An endpoint
+    that cannot be reached is a failed run, not a bad argument: one line on ``err``
+    (``splitdesk <command>: cannot list the models: …``) and an empty model, so the
+    requests are sent anyway and each one's error is recorded. Raises :class:`BenchError`
+    when the endpoint serves several models or none."""
+    if endpoint.model:
+        return endpoint
+    try:
+        model = await discover_model(endpoint)
+    except EndpointUnreachableError as exc:
+        print(f"splitdesk {command}: cannot list the models: {exc}", file=err)
+        model = ""
+    return EndpointConfig(
+        endpoint.base_url, endpoint.api, model, endpoint.api_key, verify=endpoint.verify
+    )
+
+
+def write_document(
+    table: str, text: str, json_path: str | None, out: TextIO, err: TextIO, command: str
+) -> bool:
+    """Print ``table`` and write the JSON ``text`` where ``--json`` says: ``"-"`` puts the
+    JSON on ``out`` and the table on ``err``; a path gets the JSON (the table goes to
+    ``out``). Returns ``False`` (one line on ``err``) when the file cannot be written."""
+    if json_path == "-":
+        print(table, file=err)
+        print(text, file=out)
+        return True
+    print(table, file=out)
+    if json_path:
+        try:
+            Path(json_path).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"splitdesk {command}: cannot write {json_path}: {exc}", file=err)
+            return False
+    return True
+
+
+async def run_on_schedule(
+    config: RunConfig,
+    state: RunState,
+    questions: list[str],
+    plan: RunPlan,
+    sim_root: str | None,
+) -> float | None:
+    """Send ``plan`` (its events into ``state``); returns how far the built-in endpoint at
+    ``sim_root`` fell behind its schedule meanwhile (seconds, :func:`~splitdesk.core.
+    predict.schedule_slip_s` before and after), ``None`` on other endpoints."""
+    slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
+    await Runner(config, state.apply).run(questions, plan)
+    slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
+    return slip1 - slip0 if slip0 is not None and slip1 is not None else None
+
+
 async def _bench(
     opts: BenchOptions,
     endpoint: EndpointConfig,
@@ -169,16 +298,7 @@ async def _bench(
     err: TextIO,
     runs: list[BenchRun],
 ) -> list[BenchRun]:
-    config = RunConfig(
-        endpoint,
-        temperature=opts.temperature,
-        seed=opts.seed,
-        timeouts=opts.timeouts,
-        marker=opts.template.marker,
-        retry_429=opts.retry_429,
-        warm_connections=not opts.client.cold,
-        release=opts.client.release,
-    )
+    config = opts.run_config(endpoint)
     first = True
     for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
         for mode in mode_order(modes_of(opts.mode), k):
@@ -203,10 +323,7 @@ async def _bench(
                 keep_events(state)  # every event with its time, for --record
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
-            slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
-            await Runner(config, state.apply).run(opts.questions, plan)
-            slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
-            slip = slip1 - slip0 if slip0 is not None and slip1 is not None else None
+            slip = await run_on_schedule(config, state, opts.questions, plan, sim_root)
             if k < 0:
                 if state.ended is not None and state.ended.stopped:
                     return runs
@@ -235,24 +352,9 @@ def run_bench(
     """
     out = out or sys.stdout
     err = err or sys.stderr
-    provider = get_provider(opts.api)
-    sim = None
-    if opts.endpoint == BUILTIN:
-        try:
-            if launch is None:  # core never imports sim: the caller hands the launcher in
-                raise RuntimeError("no launcher was given (splitdesk.sim.launcher.start_sim)")
-            sim = launch(opts.profile, opts.sim_params)
-        except (RuntimeError, KeyError, ValueError) as exc:
-            raise BenchError(f"cannot start the built-in endpoint: {exc}") from None
-        base_url = provider.base_url_for_root(sim.url)
-    else:
-        base_url = opts.endpoint
-    try:
-        key = resolve_key(opts)
-        endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
-        if sim is not None and not opts.model:
-            endpoint = EndpointConfig(base_url, opts.api, BUILTIN_MODEL, None)
-
+    with open_target(opts, launch) as target:
+        sim, base_url, key = target.sim, target.base_url, target.key
+        endpoint = target.endpoint
         runs: list[BenchRun] = []  # filled as runs finish: an interrupted bench keeps them
         resolved = [endpoint]
 
@@ -261,17 +363,7 @@ def run_bench(
                 print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
 
         async def main() -> None:
-            ep = endpoint
-            if not ep.model:
-                try:
-                    model = await discover_model(ep)
-                except EndpointUnreachableError as exc:
-                    # a failed run, not a bad argument: send anyway, each request's error
-                    # goes into the JSON, exit status 1
-                    print(f"splitdesk bench: cannot list the models: {exc}", file=err)
-                    model = ""
-                ep = EndpointConfig(ep.base_url, ep.api, model, ep.api_key, verify=ep.verify)
-                resolved[0] = ep
+            ep = resolved[0] = await with_model(endpoint, err, "bench")
             await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
 
         interrupted = False
@@ -280,11 +372,7 @@ def run_bench(
         except KeyboardInterrupt:
             interrupted = True
         interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
-        endpoint = resolved[0]
-        info = {"url": redact(endpoint.base_url, key), "api": endpoint.api, "model": endpoint.model}
-        if sim is not None:
-            info["url"] = f"builtin:{opts.profile} ({base_url})"
-            info["profile"] = opts.profile
+        info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
         doc["client"] = opts.client.to_json()
         doc["repeats"] = {
@@ -307,17 +395,8 @@ def run_bench(
             ]
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
-        if opts.json_path == "-":
-            print(table, file=err)
-            print(text, file=out)
-        else:
-            print(table, file=out)
-            if opts.json_path:
-                try:
-                    Path(opts.json_path).write_text(text + "\n", encoding="utf-8")
-                except OSError as exc:
-                    print(f"splitdesk bench: cannot write {opts.json_path}: {exc}", file=err)
-                    return 1
+        if not write_document(table, text, opts.json_path, out, err, "bench"):
+            return 1
         if opts.record_path:
             try:
                 recording = bench_recording(info, opts, runs)
@@ -330,6 +409,3 @@ def run_bench(
             return 130
         failed = any(t.outcome != "done" for r in runs for t in r.state.requests)
         return 1 if failed else 0
-    finally:
-        if sim is not None:
-            sim.stop()

@@ -25,29 +25,27 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
 
 import httpx
 
 from splitdesk import __version__
-from splitdesk.builtin_endpoint import BUILTIN_MODEL, Launcher
+from splitdesk.builtin_endpoint import Launcher
 from splitdesk.core.bench import (
-    BUILTIN,
-    BenchError,
     BenchOptions,
-    EndpointUnreachableError,
-    discover_model,
-    resolve_key,
+    open_target,
+    run_on_schedule,
+    with_model,
+    write_document,
 )
 from splitdesk.core.client_pattern import ClientPattern
-from splitdesk.core.plans import make_plan
-from splitdesk.core.predict import predict_plan, predicted_makespan, schedule_slip_s
+from splitdesk.core.plans import RunPlan, make_plan
+from splitdesk.core.predict import predict_plan, predicted_makespan
 from splitdesk.core.report import BenchRun, summary_json
 from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner, redact
-from splitdesk.providers import get_provider
+from splitdesk.core.template import CombinedTemplate
 from splitdesk.providers.base import EndpointConfig
 
 #: Subjects of generated questions: everyday, independent, answerable in a paragraph.
@@ -98,6 +96,124 @@ def sweep_questions(questions: list[str], max_n: int) -> tuple[list[str], int]:
             out.append(text)
             generated += 1
     return out, generated
+
+
+SweepMode = Literal["combined", "parallel"]
+
+
+@dataclass(frozen=True)
+class SweepStep:
+    """One run of a sweep: ``n`` questions (the sweep's first ``n``), repeat ``repeat``
+    (0-based), sent ``mode`` (combined or parallel)."""
+
+    n: int
+    repeat: int
+    mode: SweepMode
+
+    def questions(self, questions: Sequence[str]) -> list[str]:
+        """The questions this run sends: the first ``n`` of the sweep's."""
+        return list(questions[: self.n])
+
+    def plan(
+        self, questions: Sequence[str], template: CombinedTemplate, max_tokens: int | None
+    ) -> RunPlan:
+        """This run's plan (:func:`~splitdesk.core.plans.make_plan` of its questions)."""
+        return make_plan(self.mode, self.questions(questions), template, max_tokens)
+
+
+def sweep_steps(max_n: int, repeat: int) -> list[SweepStep]:
+    """Every run of a sweep in the order they are sent: for N = 1 … ``max_n``, for each of
+    ``repeat`` repeats, combined then parallel (each on an idle endpoint). Raises
+    ``ValueError`` when ``max_n`` or ``repeat`` is < 1."""
+    if max_n < 1 or repeat < 1:
+        raise ValueError("max_n and repeat must be >= 1")
+    modes: tuple[SweepMode, ...] = ("combined", "parallel")
+    return [
+        SweepStep(n, k, mode) for n in range(1, max_n + 1) for k in range(repeat) for mode in modes
+    ]
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """A finished run of a sweep: its step, its :class:`RunState`, the built-in endpoint's
+    predicted makespan (seconds, ``None`` elsewhere) and how late that endpoint ran during
+    it (``endpoint_slip_s``, seconds, ``None`` elsewhere)."""
+
+    step: SweepStep
+    state: RunState
+    predicted_wall_s: float | None = None
+    endpoint_slip_s: float | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """The run was stopped before its end (Cancel, Ctrl+C)."""
+        return bool(self.state.ended is None or self.state.ended.stopped)
+
+
+def sweep_rows(runs: Sequence[SweepRun], complete_only: bool = False) -> list[SweepRow]:
+    """The sweep's rows (one per N, in order of N) from its finished runs. With
+    ``complete_only`` a row keeps only the repeats whose combined and parallel runs both
+    ended unstopped, and an N with none has no row (the window after Cancel); otherwise
+    every run counts (a stopped one marks its row ``stopped``, as ``splitdesk sweep``
+    interrupted does)."""
+    kept = list(runs)
+    if complete_only:
+        done = {(r.step.n, r.step.repeat, r.step.mode) for r in runs if not r.stopped}
+        kept = [
+            r
+            for r in runs
+            if not r.stopped
+            and {(r.step.n, r.step.repeat, m) for m in ("combined", "parallel")} <= done
+        ]
+    rows: dict[int, SweepRow] = {}
+    for r in kept:
+        row = rows.setdefault(r.step.n, SweepRow(r.step.n, []))
+        row.runs.append(
+            BenchRun(
+                r.step.mode,
+                r.step.repeat,
+                r.state,
+                r.predicted_wall_s,
+                endpoint_slip_s=r.endpoint_slip_s,
+            )
+        )
+    return [rows[n] for n in sorted(rows)]
+
+
+def sweep_eta_s(done: Sequence[tuple[SweepStep, float]], left: Sequence[SweepStep]) -> float | None:
+    """Seconds the runs ``left`` should take, from the runs ``done`` (each with its wall
+    time in seconds). A run's time is taken as linear in N per side — a combined reply
+    grows with N, the parallel side's grows with N only where the server does not batch —
+    fitted by least squares over that side's finished runs (proportional to N while they
+    have a single N; the other side's fit while a side has none). ``None`` before any run
+    has finished; never negative."""
+    if not done:
+        return None
+    if not left:
+        return 0.0
+
+    def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+        ns = {n for n, _ in points}
+        if len(ns) < 2:  # one N: time proportional to N
+            per = sum(t for _, t in points) / sum(n for n, _ in points)
+            return 0.0, per
+        mn = sum(n for n, _ in points) / len(points)
+        mt = sum(t for _, t in points) / len(points)
+        sxx = sum((n - mn) ** 2 for n, _ in points)
+        b = max(sum((n - mn) * (t - mt) for n, t in points) / sxx, 0.0)
+        return max(mt - b * mn, 0.0), b
+
+    fits = {}
+    for mode in ("combined", "parallel"):
+        points = [(s.n, t) for s, t in done if s.mode == mode]
+        if points:
+            fits[mode] = fit(points)
+    fallback = next(iter(fits.values()))
+    total = 0.0
+    for step in left:
+        a, b = fits.get(step.mode, fallback)
+        total += a + b * step.n
+    return max(total, 0.0)
 
 
 @dataclass
@@ -167,43 +283,28 @@ async def _sweep(
     questions: list[str],
     max_n: int,
     err: TextIO,
-    rows: list[SweepRow],
+    runs: list[SweepRun],
 ) -> None:
-    config = RunConfig(
-        endpoint,
-        temperature=opts.temperature,
-        seed=opts.seed,
-        timeouts=opts.timeouts,
-        marker=opts.template.marker,
-        retry_429=opts.retry_429,
-        warm_connections=not opts.client.cold,
-        release=opts.client.release,
-    )
-    for n in range(1, max_n + 1):
-        qs = questions[:n]
-        row = SweepRow(n, [])
-        rows.append(row)
-        for k in range(opts.repeat):
-            for mode in ("combined", "parallel"):
-                plan = make_plan(mode, qs, opts.template, opts.max_tokens)
+    config = opts.run_config(endpoint)
+    for step in sweep_steps(max_n, opts.repeat):
+        plan = step.plan(questions, opts.template, opts.max_tokens)
+        predicted = None
+        if sim_root is not None:  # asked before the run, never during it
+            try:
+                preds = await predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
+                predicted = predicted_makespan(preds)
+            except (httpx.HTTPError, ValueError):
                 predicted = None
-                if sim_root is not None:  # asked before the run, never during it
-                    try:
-                        preds = await predict_plan(
-                            sim_root, endpoint, plan, opts.temperature, opts.seed
-                        )
-                        predicted = predicted_makespan(preds)
-                    except (httpx.HTTPError, ValueError):
-                        predicted = None
-                state = RunState()
-                print(f"  N={n}: {mode} (repeat {k + 1}/{opts.repeat}) …", file=err, flush=True)
-                slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
-                await Runner(config, state.apply).run(qs, plan)
-                slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
-                slip = slip1 - slip0 if slip0 is not None and slip1 is not None else None
-                row.runs.append(BenchRun(mode, k, state, predicted, endpoint_slip_s=slip))
-                if state.ended is not None and state.ended.stopped:
-                    return
+        state = RunState()
+        print(
+            f"  N={step.n}: {step.mode} (repeat {step.repeat + 1}/{opts.repeat}) …",
+            file=err,
+            flush=True,
+        )
+        slip = await run_on_schedule(config, state, step.questions(questions), plan, sim_root)
+        runs.append(SweepRun(step, state, predicted, slip))
+        if state.ended is not None and state.ended.stopped:
+            return
 
 
 def run_sweep(
@@ -222,70 +323,31 @@ def run_sweep(
     out = out or sys.stdout
     err = err or sys.stderr
     questions, generated = sweep_questions(opts.questions, max_n)
-    provider = get_provider(opts.api)
-    sim = None
-    if opts.endpoint == BUILTIN:
-        try:
-            if launch is None:
-                raise RuntimeError("no launcher was given (splitdesk.sim.launcher.start_sim)")
-            sim = launch(opts.profile, opts.sim_params)
-        except (RuntimeError, KeyError, ValueError) as exc:
-            raise BenchError(f"cannot start the built-in endpoint: {exc}") from None
-        base_url = provider.base_url_for_root(sim.url)
-    else:
-        base_url = opts.endpoint
-    try:
-        key = resolve_key(opts)
-        endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
-        if sim is not None and not opts.model:
-            endpoint = EndpointConfig(base_url, opts.api, BUILTIN_MODEL, None)
-        rows: list[SweepRow] = []
-        resolved = [endpoint]
+    with open_target(opts, launch) as target:
+        runs: list[SweepRun] = []  # filled as runs finish: an interrupted sweep keeps them
+        resolved = [target.endpoint]
+        sim_root = target.sim.url if target.sim is not None else None
 
         async def main() -> None:
-            ep = endpoint
-            if not ep.model:
-                try:
-                    model = await discover_model(ep)
-                except EndpointUnreachableError as exc:
-                    print(f"splitdesk sweep: cannot list the models: {exc}", file=err)
-                    model = ""
-                ep = EndpointConfig(ep.base_url, ep.api, model, ep.api_key, verify=ep.verify)
-                resolved[0] = ep
-            await _sweep(replace(opts), ep, sim.url if sim else None, questions, max_n, err, rows)
+            ep = resolved[0] = await with_model(target.endpoint, err, "sweep")
+            await _sweep(opts, ep, sim_root, questions, max_n, err, runs)
 
         interrupted = False
         try:
             asyncio.run(main())
         except KeyboardInterrupt:
             interrupted = True
-        ep = resolved[0]
-        info = {"url": redact(ep.base_url, key), "api": ep.api, "model": ep.model}
-        if sim is not None:
-            info["url"] = f"builtin:{opts.profile} ({base_url})"
-            info["profile"] = opts.profile
-        doc = sweep_document(info, questions, generated, max_n, opts.repeat, rows)
-        doc["client"] = opts.client.to_json()
-        table = format_sweep_table(doc)
+        info = target.info(resolved[0], opts.profile)
+        doc = sweep_document(
+            info, questions, generated, max_n, opts.repeat, sweep_rows(runs), opts.client
+        )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
-        if opts.json_path == "-":
-            print(table, file=err)
-            print(text, file=out)
-        else:
-            print(table, file=out)
-            if opts.json_path:
-                try:
-                    Path(opts.json_path).write_text(text + "\n", encoding="utf-8")
-                except OSError as exc:
-                    print(f"splitdesk sweep: cannot write {opts.json_path}: {exc}", file=err)
-                    return 1
+        if not write_document(format_sweep_table(doc), text, opts.json_path, out, err, "sweep"):
+            return 1
         if interrupted or any(r["stopped"] for r in doc["rows"]):
             print("splitdesk sweep: interrupted", file=err)
             return 130
         return 1 if any(r["failed"] for r in doc["rows"]) else 0
-    finally:
-        if sim is not None:
-            sim.stop()
 
 
 def sweep_document(
@@ -295,9 +357,12 @@ def sweep_document(
     max_n: int,
     repeat: int,
     rows: list[SweepRow],
+    client: ClientPattern | None = None,
 ) -> dict[str, Any]:
-    """The sweep's JSON document (module docstring)."""
-    return {
+    """The sweep's JSON document (module docstring): what ``splitdesk sweep --json``
+    writes and the window's sweep view shows, saves and exports. ``client`` is the
+    pattern the runs were sent with (``client`` key; left out when ``None``)."""
+    doc: dict[str, Any] = {
         "version": __version__,
         "endpoint": endpoint,
         "max_n": max_n,
@@ -306,3 +371,6 @@ def sweep_document(
         "generated_questions": generated,
         "rows": [r.to_json() for r in rows],
     }
+    if client is not None:
+        doc["client"] = client.to_json()
+    return doc
