@@ -11,10 +11,11 @@ the client sees one read per event.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from loopback import Connections
 
 #: Scripts by keyword; "retry" answers 429 first, then like "ordinary".
 SCRIPTS = ("ordinary", "reasoning", "tool", "fail", "stop", "retry")
@@ -81,7 +82,10 @@ class ScriptedServer:
     retry_after: float = 0.3
     sends: dict[str, int] = field(default_factory=dict)
     _server: asyncio.Server | None = None
-    _handlers: set[asyncio.Task[None]] = field(default_factory=set)
+    connections: Connections = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.connections = Connections(self._handle)
 
     @property
     def url(self) -> str:
@@ -89,50 +93,36 @@ class ScriptedServer:
         return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/v1"
 
     async def __aenter__(self) -> ScriptedServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self.connections.accept, "127.0.0.1", 0)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Stop serving and close every accepted connection (:mod:`loopback`)."""
         assert self._server is not None
-        self._server.close()
-        for task in list(self._handlers):
-            task.cancel()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-        await self._server.wait_closed()
+        await self.connections.close(self._server)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                body = await reader.readexactly(length) if length else b""
-                if head.startswith(b"GET"):
-                    await self._json(writer, 200, {"object": "list", "data": [{"id": "m"}]})
-                    continue
-                prompt = json.dumps(json.loads(body)["messages"])
-                script = next(s for s in SCRIPTS if f"[{s}]" in prompt)
-                n = self.sends[script] = self.sends.get(script, 0) + 1
-                if script == "fail":
-                    error = {"error": {"message": "backend exploded", "type": "server_error"}}
-                    await self._json(writer, 500, error)
-                elif script == "retry" and n == 1:
-                    error = {"error": {"message": "Rate limit reached", "type": "rate_limit"}}
-                    await self._json(writer, 429, error, {"Retry-After": f"{self.retry_after:g}"})
-                else:
-                    await self._stream(writer, events_for(script), forever=script == "stop")
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        finally:
-            self._handlers.discard(task)
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            body = await reader.readexactly(length) if length else b""
+            if head.startswith(b"GET"):
+                await self._json(writer, 200, {"object": "list", "data": [{"id": "m"}]})
+                continue
+            prompt = json.dumps(json.loads(body)["messages"])
+            script = next(s for s in SCRIPTS if f"[{s}]" in prompt)
+            n = self.sends[script] = self.sends.get(script, 0) + 1
+            if script == "fail":
+                error = {"error": {"message": "backend exploded", "type": "server_error"}}
+                await self._json(writer, 500, error)
+            elif script == "retry" and n == 1:
+                error = {"error": {"message": "Rate limit reached", "type": "rate_limit"}}
+                await self._json(writer, 429, error, {"Retry-After": f"{self.retry_after:g}"})
+            else:
+                await self._stream(writer, events_for(script), forever=script == "stop")
 
     async def _json(
         self,

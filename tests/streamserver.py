@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from loopback import Connections
 
 
 @dataclass
@@ -68,8 +69,10 @@ class ReplayServer:
     write_times: list[int] = field(default_factory=list)
     requests: list[tuple[bytes, bytes]] = field(default_factory=list)
     _server: asyncio.Server | None = None
-    _handlers: set[asyncio.Task[None]] = field(default_factory=set)
-    _writers: set[asyncio.StreamWriter] = field(default_factory=set)
+    connections: Connections = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.connections = Connections(self._handle)
 
     @property
     def url(self) -> str:
@@ -78,61 +81,36 @@ class ReplayServer:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
 
     async def __aenter__(self) -> ReplayServer:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, ssl=self.tls)
+        self._server = await asyncio.start_server(
+            self.connections.accept, "127.0.0.1", 0, ssl=self.tls
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        """Stop serving and close every accepted connection, waiting until each socket is
-        closed (Python 3.11's ``Server.wait_closed`` does not wait for connections, and a
-        handler cancelled before it ran never closes its writer: the socket was left for the
-        garbage collector, a ResourceWarning after the test)."""
+        """Stop serving and close every accepted connection (:mod:`loopback`)."""
         assert self._server is not None
-        self._server.close()
-        for task in list(self._handlers):
-            task.cancel()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-        for writer in list(self._writers):
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-        self._writers.clear()
-        await self._server.wait_closed()
-
-    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Track a new connection's writer and handler task at once (before it runs)."""
-        self._writers.add(writer)
-        task = asyncio.ensure_future(self._handle(reader, writer))
-        self._handlers.add(task)
-        task.add_done_callback(self._handlers.discard)
+        await self.connections.close(self._server)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            body = await reader.readexactly(length) if length else b""
-            self.requests.append((head, body))
-            reason = _REASONS.get(self.status, "Status")
-            lines = [f"HTTP/1.1 {self.status} {reason}"]
-            lines += [f"{k}: {v}" for k, v in self.headers.items()]
-            lines += ["Transfer-Encoding: chunked", "Connection: close", "", ""]
-            writer.write("\r\n".join(lines).encode())
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        body = await reader.readexactly(length) if length else b""
+        self.requests.append((head, body))
+        reason = _REASONS.get(self.status, "Status")
+        lines = [f"HTTP/1.1 {self.status} {reason}"]
+        lines += [f"{k}: {v}" for k, v in self.headers.items()]
+        lines += ["Transfer-Encoding: chunked", "Connection: close", "", ""]
+        writer.write("\r\n".join(lines).encode())
+        await writer.drain()
+        await asyncio.sleep(self.pause)
+        self.write_times = []
+        for chunk in self.chunks:
+            self.write_times.append(time.perf_counter_ns())  # just before the bytes leave
+            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             await writer.drain()
             await asyncio.sleep(self.pause)
-            self.write_times = []
-            for chunk in self.chunks:
-                self.write_times.append(time.perf_counter_ns())  # just before the bytes leave
-                writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                await writer.drain()
-                await asyncio.sleep(self.pause)
-            writer.write(b"0\r\n\r\n")
-            await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-            self._writers.discard(writer)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
