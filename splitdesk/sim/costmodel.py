@@ -146,8 +146,9 @@ class BatchEngine:
         """Emit for every sequence of ``step`` still running; retire the finished ones."""
         emissions: list[Emission] = []
         per_step = self.params.tokens_per_step
+        running = set(self.running)  # by identity; a list would cost O(batch²) per step
         for seq in step.running:
-            if seq not in self.running:  # cancelled during the step
+            if seq not in running:  # cancelled during the step
                 continue
             n = min(per_step, seq.remaining)
             seq.generated += n

@@ -76,13 +76,22 @@ class DirectChunks:
             return None
         return cls(cycle)
 
+    @staticmethod
+    def frame(data: bytes) -> bytes:
+        """``data`` as one HTTP/1.1 chunk."""
+        return b"%x\r\n%b\r\n" % (len(data), data)
+
     def write(self, data: bytes) -> bool:
         """Write one chunk; ``False`` when the client is gone."""
+        return self.write_frame(self.frame(data))
+
+    def write_frame(self, frame: bytes) -> bool:
+        """Write a chunk already framed (:meth:`frame`); ``False`` when the client is gone."""
         cycle = self.cycle
         transport = cycle.transport
         if cycle.disconnected or transport.is_closing():
             return False
-        transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        transport.write(frame)
         return True
 
 
@@ -132,22 +141,41 @@ class EngineStream:
         )
         self._direct: DirectChunks | None = None
         self._done: asyncio.Future[bool] | None = None
+        #: the next event's bytes, formatted while its step ran (:meth:`prepare`): the
+        #: event, the reply's token count they start at, its text, the event's size, the chunk
+        self._ready: tuple[TokenEvent, int, str, int, bytes] | None = None
         #: set when a fault ended the response itself (reset, or a clean close after an
         #: error or malformed event): nothing more is sent
         self._cut = False
 
     # -- one event -----------------------------------------------------------------------------
-    def _take(self, ev: TokenEvent) -> str:
-        """Account for ``ev`` on the reply; returns its text."""
+    def _take(self, ev: TokenEvent, text: str | None = None) -> str:
+        """Account for ``ev`` on the reply; returns its text (``text`` when the caller
+        already joined it)."""
         reply = self.reply
         start = reply.output_tokens
         reply.output_tokens += ev.tokens
         if reply.first_token_ns is None:
             reply.first_token_ns = ev.scheduled_ns
         reply.last_token_ns = ev.scheduled_ns
-        text = "".join(self.tokens[start : reply.output_tokens])
+        if text is None:
+            text = "".join(self.tokens[start : reply.output_tokens])
         reply.parts.append(text)
         return text
+
+    def prepare(self, ev: TokenEvent) -> None:
+        """Format ``ev``'s chunk now, while its step runs (the scheduler's short path), so
+        :meth:`emit` at the step's end only accounts and writes. Only for dialects whose
+        events depend on their text alone (``Dialect.text_only_events``): the bytes are
+        then those :meth:`emit` would build, whenever they are built."""
+        self._ready = None
+        done, direct = self._done, self._direct
+        if done is None or direct is None or done.done() or not self.dialect.text_only_events:
+            return
+        start = self.reply.output_tokens
+        text = "".join(self.tokens[start : start + ev.tokens])
+        data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
+        self._ready = (ev, start, text, len(data), direct.frame(data))
 
     def emit(self, ev: TokenEvent) -> None:
         """Write ``ev`` now (the scheduler's short path; called at the step's end)."""
@@ -155,13 +183,19 @@ class EngineStream:
         direct = self._direct
         if done is None or direct is None or done.done():
             return
-        text = self._take(ev)
-        data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
-        if not direct.write(data):
+        ready, self._ready = self._ready, None
+        if ready is not None and ready[0] is ev and ready[1] == self.reply.output_tokens:
+            _, _, text, size, frame = ready
+            self._take(ev, text)
+        else:  # not prepared: format it now
+            text = self._take(ev)
+            data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
+            size, frame = len(data), direct.frame(data)
+        if not direct.write_frame(frame):
             done.set_result(False)
             return
         self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
-        self.record.delivered(text, len(data))
+        self.record.delivered(text, size)
         if ev.done:
             done.set_result(True)
 
@@ -204,6 +238,8 @@ class EngineStream:
         finally:
             record.output_tokens = record.sent_tokens  # also what a leaver or a cut got
             self.live.sink = None
+            self.live.prepare = None
+            self._ready = None
             self.on_close()
 
     @staticmethod
@@ -233,6 +269,7 @@ class EngineStream:
         while not self.live.queue.empty():  # events that came before the sink was set
             self.emit(self.live.queue.get_nowait())
         self.live.sink = self.emit
+        self.live.prepare = self.prepare
         return await done
 
     async def _ordinary(self, send: Send) -> bool:
