@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QSizePolicy,
+    QStyleOption,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -220,13 +221,62 @@ class ElidedLabel(QLabel):
             if metrics.horizontalAdvance(text) <= width:
                 shown = text
                 break
-        super().setText(shown)
+        self._show(shown)
         if len(self._variants) > 1 or self.drop_when_narrow:  # dropped figures on hover
-            self.setToolTip("" if shown == self._variants[0] else self._variants[0])
+            tip = "" if shown == self._variants[0] else self._variants[0]
+            if tip != self.toolTip():
+                self.setToolTip(tip)
+
+    def _show(self, shown: str) -> None:
+        """Put ``shown`` on screen."""
+        super().setText(shown)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._elide()
+
+
+class FiguresLabel(ElidedLabel):
+    """An :class:`ElidedLabel` whose text changes every frame (a pane's live figures)
+    without re-laying out the window.
+
+    ``QLabel.setText`` re-lays out the label's row, its pane and every layout up to the
+    window (Qt's ``updateGeometry``), even when no size changes: with a dozen panes
+    streaming, the whole window was laid out ~30 times a second (issue 13). This label is
+    one line whose width the layout gives, so its size never depends on its text: a new
+    text only repaints it, drawn as ``QLabel`` draws plain text (the style's
+    ``drawItemText`` in the label's contents rect, alignment and palette)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        self._shown = ""
+        super().__init__(text, parent)
+        QLabel.setText(self, text or "—")  # one line: the size hint's height, never changed
+
+    def text(self) -> str:
+        """The text shown (one of the variants, or an elided one)."""
+        return self._shown
+
+    def _show(self, shown: str) -> None:
+        if shown != self._shown:
+            self._shown = shown
+            self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        self.drawFrame(p)
+        opt = QStyleOption()
+        opt.initFrom(self)
+        flags = self.alignment() | Qt.AlignmentFlag(Qt.TextFlag.TextForceLeftToRight.value)
+        self.style().drawItemText(
+            p,
+            self.contentsRect(),
+            flags.value,
+            opt.palette,
+            self.isEnabled(),
+            self._shown,
+            self.foregroundRole(),
+        )
+        p.end()
 
 
 def _variants(parts: list[str], drop: tuple[int, ...]) -> list[str]:
@@ -350,7 +400,7 @@ class RequestPane(QFrame):
 
         self.state = QLabel("")
         self.state.setFont(ui_font(scale, -0.5, bold=True))
-        self.stats = ElidedLabel("—")
+        self.stats = FiguresLabel("—")
         self.stats.setObjectName("paneStats")
         self.stats.drop_when_narrow = True
         self.stats.setFont(ui_font(scale, -0.5))
