@@ -44,6 +44,7 @@ from splitdesk.core.questions import QuestionSet
 from splitdesk.core.run_state import RunState
 from splitdesk.core.scenarios import Scenario
 from splitdesk.core.settings import read_settings
+from splitdesk.heap import ARENAS, limit_malloc_arenas
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector
 from splitdesk.ui.main_window import MainWindow
@@ -294,8 +295,10 @@ def run_gui(opts: GuiOptions) -> int:
     if problem_line:
         print(problem_line, file=sys.stderr, flush=True)
         return 1
+    limited = limit_malloc_arenas()  # before any thread starts (see splitdesk.heap)
     path = logs.setup_logging(opts.debug)
     log.info("splitdesk window starting; log file %s", path)
+    log.debug("malloc arenas limited to %d: %s", ARENAS, limited)
     qInstallMessageHandler(qt_message_handler)
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
