@@ -52,7 +52,7 @@ from splitdesk.ui.controller import ControllerError, RunController, RunRequest
 from splitdesk.ui.endpoint_panel import EndpointPanel
 from splitdesk.ui.engineer_menu import EngineerMenu
 from splitdesk.ui.export_menu import ExportMenu
-from splitdesk.ui.grid import PaneGrid
+from splitdesk.ui.grid import PaneGrid, dispose
 from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
 from splitdesk.ui.presentation import Presentation
 from splitdesk.ui.questions_editor import QuestionsEditor
@@ -511,7 +511,7 @@ class MainWindow(QMainWindow):
             item = layout.takeAt(0)
             w = item.widget() if item is not None else None
             if w is not None and w is not self._combined_placeholder:
-                w.deleteLater()
+                dispose(w)  # now, and let go of its run (see grid.dispose)
         self._combined_placeholder.hide()
         self.panes = {}
         self._sequential = None

@@ -37,7 +37,7 @@ async def test_the_next_runs_panes_replace_the_previous_ones_at_once(make_window
     old = list(window.grid.panes)
     assert len(old) == 12 and len(live_parallel_panes()) == 12
     run = RunState()
-    for pane in old:
+    for pane in window.panes.values():  # the combined pane and the 12 parallel ones
         pane.set_run(run)  # as when the run's requests are planned
     run_gone = weakref.ref(run)
     del run, pane
