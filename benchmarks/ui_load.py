@@ -3,7 +3,10 @@
 Runs the real window offscreen (``QT_QPA_PLATFORM=offscreen``) with the real controller,
 engine thread and built-in endpoint, and measures while the panes and the timeline paint:
 
-* GUI event-loop lag: how late ``asyncio.sleep(0.01)`` wakes on the qasync loop (p50/p99);
+* GUI event-loop lag: how late ``asyncio.sleep(0.01)`` wakes on the qasync loop (p50/p99):
+  over the whole run, over the samples taken while requests stream (after the panes are
+  built and the first request is sent), and counting only the GUI thread's own CPU time
+  in each sample (what the window's work costs, apart from waiting for a busy CPU);
 * frames: timeline repaints per second, and pane repaints per second per pane;
 * the engine's timestamp error: client arrival stamp minus the server's emission log;
 * RSS of the process at the end;
@@ -134,13 +137,21 @@ async def load(n: int, tokens: int) -> None:
     sim = await controller.ensure_builtin("batching", 3.0)
     await asyncio.to_thread(lambda: None)
     lags: list[float] = []
+    own: list[float] = []  # the GUI thread's own CPU time in each sample (ms)
+    in_stream: list[bool] = []  # sample taken once a request was sent, before the run ended
     stop = False
+
+    def sending() -> bool:
+        st = controller.state
+        return st is not None and st.ended is None and any(r.t_send for r in st.requests)
 
     async def sample() -> None:
         while not stop:
-            t = time.perf_counter()
+            t, c, s = time.perf_counter(), time.thread_time(), sending()
             await asyncio.sleep(0.01)
             lags.append((time.perf_counter() - t - 0.01) * 1000)
+            own.append((time.thread_time() - c) * 1000)
+            in_stream.append(s)
 
     sampler = asyncio.ensure_future(sample())
     endpoint = settings.endpoint.model_copy(update={"max_tokens": tokens})
@@ -171,6 +182,16 @@ async def load(n: int, tokens: int) -> None:
     rate = events / n / streaming if streaming else 0
     print(f"{n} streams, {events} token events, {rate:.0f} tok/s per stream, run {duration:.1f} s")
     print("  " + describe("GUI loop lag", lags))
+    # what the window's own work costs, apart from waiting for a CPU held by others: the
+    # GUI thread's CPU time in each sample (a sample late because the thread was not
+    # scheduled counts only what the thread ran)
+    print("  " + describe("GUI loop lag, own CPU time only", own))
+    live = [lag for lag, s in zip(lags, in_stream, strict=True) if s]
+    print(
+        "  "
+        + describe("GUI loop lag while requests stream (panes built, first request sent)", live)
+    )
+    print(f"  load average (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"  timeline repaints: {timeline_fps:.1f}/s; pane repaints: {sum(pane_calls) / len(pane_calls) / duration:.1f}/s per pane"
     )

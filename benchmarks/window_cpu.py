@@ -203,8 +203,9 @@ async def main_async(sizes: list[int], tokens: int, burn: bool, folder: Path) ->
                     burners.stop()
             results[n] = out
             m = out["window"]
+            load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
             print(
-                f"N={n}: {m.events} token events in {m.duration:.1f} s "
+                f"N={n} (load average {load}): {m.events} token events in {m.duration:.1f} s "
                 f"({m.events / m.duration:.0f}/s); CPU s per 1,000 token events: {per_1000(m)}",
                 flush=True,
             )
