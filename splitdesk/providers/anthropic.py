@@ -34,6 +34,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
     error_message,
+    parse_event_json,
 )
 
 #: The API version header every request carries (the streaming format of this module).
@@ -142,7 +143,7 @@ class AnthropicDecoder(StreamDecoder):
     completion_signal = "a stop_reason or a message_stop event"
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
-        obj = json.loads(data)
+        obj = parse_event_json(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         kind = obj.get("type") or event

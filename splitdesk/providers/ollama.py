@@ -33,6 +33,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
     error_message,
+    parse_event_json,
 )
 from splitdesk.providers.content import ReasoningChannels, parts_text, reasoning_text
 
@@ -144,7 +145,7 @@ class OllamaDecoder(StreamDecoder):
         return out
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
-        return self._line(json.loads(data), t_ns)
+        return self._line(parse_event_json(data), t_ns)
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:
         """A non-streamed reply is one line with ``done: true`` (or an error object)."""

@@ -15,7 +15,6 @@ JSON body when ``stream`` is ignored. A stream without a finish reason or ``[DON
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from splitdesk.providers.base import (
@@ -33,6 +32,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
     error_message,
+    parse_event_json,
 )
 from splitdesk.providers.content import ReasoningChannels, parts_text, reasoning_text
 
@@ -226,7 +226,7 @@ class ChatDecoder(StreamDecoder):
         self.choices = ChoiceReader()
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
-        obj = json.loads(data)
+        obj = parse_event_json(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         if event == "error":  # an SSE event named error, whatever its data holds

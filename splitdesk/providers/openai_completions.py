@@ -8,7 +8,6 @@ zero ``usage`` on every chunk (LocalAI) report nothing. A stream without a finis
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from splitdesk.providers.base import (
@@ -18,6 +17,7 @@ from splitdesk.providers.base import (
     HttpCall,
     Provider,
     StreamDecoder,
+    parse_event_json,
 )
 from splitdesk.providers.openai_chat import DONE_SIGNAL, ChoiceReader, in_band_error
 
@@ -39,7 +39,7 @@ class CompletionsDecoder(StreamDecoder):
         self.choices = ChoiceReader()
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
-        obj = json.loads(data)
+        obj = parse_event_json(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         if event == "error":  # an SSE event named error, whatever its data holds

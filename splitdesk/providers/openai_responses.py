@@ -17,7 +17,6 @@ stays valid. Its ``incomplete_details.reason`` becomes the finish reason.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from splitdesk.providers.base import (
@@ -35,6 +34,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
     error_message,
+    parse_event_json,
 )
 from splitdesk.providers.content import (
     ReasoningChannels,
@@ -180,7 +180,7 @@ class ResponsesDecoder(StreamDecoder):
         return [TextDelta(t_ns, rest)]
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
-        obj = json.loads(data)
+        obj = parse_event_json(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         kind = obj.get("type") or event

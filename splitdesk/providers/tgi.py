@@ -29,6 +29,7 @@ from splitdesk.providers.base import (
     StreamDecoder,
     TextDelta,
     UsageDelta,
+    parse_event_json,
 )
 
 
@@ -81,7 +82,7 @@ class TGIDecoder(StreamDecoder):
     completion_signal = "the final event (generated_text and details)"
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
-        obj = json.loads(data)
+        obj = parse_event_json(data)
         if not isinstance(obj, dict):
             raise ValueError("event is not a JSON object")
         out: list[Delta] = []

@@ -1,15 +1,18 @@
-"""The OpenAI chat decoder's fast path for plain text chunks (``plain_text``) gives the
-deltas the full reading (``ChoiceReader.read``) gives, for any chunk."""
+"""Fast paths of event decoding: the OpenAI chat decoder's for plain text chunks
+(``plain_text``) gives the deltas the full reading (``ChoiceReader.read``) gives, for any
+chunk; ``parse_event_json`` gives what ``json.loads`` gives, value or error."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from splitdesk.providers.base import TextDelta
+from splitdesk.providers.base import TextDelta, parse_event_json
 from splitdesk.providers.openai_chat import ChatDecoder, ChoiceReader, plain_text
 
 PLAIN = {
@@ -118,3 +121,24 @@ def test_a_plain_chunk_takes_the_fast_path_and_the_others_do_not() -> None:
         {"choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": "a"}]}}]},
     ):
         assert plain_text({**PLAIN, **change}) is None, change
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, st.sampled_from(["", " ", "\n", "\ufeff", "x", "}", " 1"]), st.booleans())
+def test_event_json_parses_as_json_loads(value: Any, extra: str, before: bool) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    text = extra + text if before else text + extra
+    try:
+        expected = json.loads(text)
+    except json.JSONDecodeError as exc:
+        with pytest.raises(json.JSONDecodeError, match=re.escape(str(exc))):
+            parse_event_json(text)
+        return
+    assert parse_event_json(text) == expected
