@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QCursor, QFont, QFontMetrics, QPainter, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QHBoxLayout,
+    QLabel,
+    QScrollBar,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from splitdesk.core.diagnosis import explain_wait, no_markers
 from splitdesk.core.labels import question_label
@@ -212,6 +220,10 @@ class Timeline(QWidget):
             axis.setPen(pg.mkPen(theme.border))
             axis.setTextPen(pg.mkPen(theme.text))
             axis.setStyle(tickFont=font)
+        # The "now" line spans the plot and its ticks reach into the time axis: the axis is
+        # kept as a pixmap, so a frame that moves the line blits it rather than drawing its
+        # ticks and numbers again (the axis still redraws whenever its range changes)
+        item.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         item.getAxis("bottom").setLabel(
             "seconds since the run started",
             color=theme.muted,
