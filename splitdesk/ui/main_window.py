@@ -52,6 +52,7 @@ from splitdesk.ui.controller import ControllerError, RunController, RunRequest
 from splitdesk.ui.endpoint_panel import EndpointPanel
 from splitdesk.ui.engineer_menu import EngineerMenu
 from splitdesk.ui.export_menu import ExportMenu
+from splitdesk.ui.follow_end import follow_end
 from splitdesk.ui.grid import PaneGrid, dispose
 from splitdesk.ui.panes import CombinedPane, RequestPane, SequentialPane
 from splitdesk.ui.presentation import Presentation
@@ -699,6 +700,8 @@ class MainWindow(QMainWindow):
             self.parallel_title.setText(f"PARALLEL · {n} request{'s' if n != 1 else ''}")
             self.parallel_title.setToolTip("One request per question, all sent at once")
         self.engineer.attach_inspector(pane, index)  # right-click: Inspect stream…
+        for view in (pane.text, pane.reasoning):  # at their end through size/layout changes
+            follow_end(view, view.scroll_to_end)
         self.panes[index] = pane
         return pane
 
