@@ -139,11 +139,12 @@ class TextStream(QPlainTextEdit):
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
+        # one edit block: moving to the end does not lay out the last block to find the
+        # cursor's x, and the document is laid out once, when the block ends (issue 13)
+        cursor.beginEditBlock()
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        if fmt is not None:
-            cursor.insertText(text, fmt)
-        else:
-            cursor.insertText(text, QTextCharFormat())
+        cursor.insertText(text, fmt if fmt is not None else QTextCharFormat())
+        cursor.endEditBlock()
         if follow:
             self.scroll_to_end()
 
@@ -214,13 +215,13 @@ class ElidedLabel(QLabel):
     def _elide(self) -> None:
         metrics = self.fontMetrics()
         width = max(10, self.width())
-        shown = metrics.elidedText(self._variants[-1], Qt.TextElideMode.ElideRight, width)
-        if self.drop_when_narrow and shown != self._variants[-1]:
-            shown = ""
-        for text in self._variants[:-1]:
-            if metrics.horizontalAdvance(text) <= width:
-                shown = text
-                break
+        fitting = (t for t in self._variants[:-1] if metrics.horizontalAdvance(t) <= width)
+        shown = next(fitting, None)
+        if shown is None:  # only the last wording is left: elided (or dropped) to fit
+            last = self._variants[-1]
+            shown = metrics.elidedText(last, Qt.TextElideMode.ElideRight, width)
+            if self.drop_when_narrow and shown != last:
+                shown = ""
         self._show(shown)
         if len(self._variants) > 1 or self.drop_when_narrow:  # dropped figures on hover
             tip = "" if shown == self._variants[0] else self._variants[0]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QWidget
 
 from splitdesk.ui.panes import FiguresLabel
 from splitdesk.ui.theme import DARK, ui_font
@@ -15,7 +16,8 @@ FIGURES = "TTFT 0.21 s · ~182 tok · 61 tok/s · end 3.19 s"
 
 
 def row(label: QLabel, qtbot: Any) -> QWidget:
-    """``label`` in a pane-like row (a state word beside it), laid out at 420×30."""
+    """``label`` in a pane-like row (a state word beside it), wide enough for ``FIGURES``
+    in the label's font (whatever the application font is)."""
     holder = QWidget()
     qtbot.addWidget(holder)
     lay = QHBoxLayout(holder)
@@ -24,7 +26,8 @@ def row(label: QLabel, qtbot: Any) -> QWidget:
     label.setFont(ui_font(1.0, -0.5))
     lay.addWidget(label, 1)
     holder.setStyleSheet(f"QLabel#paneStats {{ color: {DARK.muted}; }}")
-    holder.resize(420, 30)
+    state_px = QFontMetrics(QApplication.font()).horizontalAdvance("● streaming")
+    holder.resize(label.fontMetrics().horizontalAdvance(FIGURES) + state_px + 120, 40)
     holder.show()
     return holder
 
