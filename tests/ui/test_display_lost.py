@@ -35,7 +35,11 @@ def live_children() -> set[int]:
     """Pids of this process's children that are still running (not zombies)."""
     pids = set()
     for task in Path("/proc/self/task").iterdir():
-        for pid in (task / "children").read_text().split():
+        try:
+            listed = (task / "children").read_text().split()
+        except OSError:  # a thread that ended since the listing
+            continue
+        for pid in listed:
             try:
                 state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except OSError:
