@@ -455,7 +455,9 @@ def run_bench_command(
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit status."""
     from splitdesk.childproc import ENGINE_COMMAND
+    from splitdesk.heap import limit_malloc_arenas
 
+    limit_malloc_arenas()  # every splitdesk process, before any thread starts (splitdesk.heap)
     if (sys.argv[1:] if argv is None else argv)[:1] == [ENGINE_COMMAND]:  # frozen bundle's child
         from splitdesk.core.engine_worker import main as engine_main
 

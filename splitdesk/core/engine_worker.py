@@ -42,6 +42,7 @@ from splitdesk.core.engine_protocol import (
 from splitdesk.core.events import RunEvent
 from splitdesk.core.runner import Runner
 from splitdesk.core.stream_inspector import encode_raw
+from splitdesk.heap import limit_malloc_arenas
 
 
 class Worker:
@@ -158,6 +159,7 @@ async def serve() -> None:
 
 def main() -> None:
     """Entry point of ``python -m splitdesk.core.engine_worker``."""
+    limit_malloc_arenas()  # before any thread starts (splitdesk.heap)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())
 
