@@ -44,6 +44,26 @@ def test_repeats_alternate_discard_warmup_and_use_a_nonce_per_run(
     nonces = {run[0].split("\n", 1)[0] for run in prompts}
     assert len(nonces) == 6  # a different nonce in every run
     assert all(len({p.split("\n", 1)[0] for p in run}) == 1 for run in prompts)
+    # the same per-run figures the window's repeat results show (core/repeats.repeats_json)
+    rep = doc["repeats"]
+    assert rep["alternate"] is True and [r["repeat"] for r in rep["runs"]] == [0, 1]
+    assert (
+        [r["order"] for r in rep["runs"]]
+        == rep["order"]
+        == [
+            ["combined", "parallel", "sequential"],
+            ["parallel", "combined", "sequential"],
+        ]
+    )
+    walls = {(r["mode"], r["repeat"]): r["wall_s"] for r in doc["runs"]}
+    for row in rep["runs"]:
+        k = row["repeat"]
+        assert row["makespan_s"] == {m: walls[(m, k)] for m in row["order"]}
+        ratio = walls[("combined", k)] / walls[("parallel", k)]
+        assert row["speedup"] == pytest.approx(ratio, abs=1e-4)  # both rounded
+        assert row["nonce"].split() == [
+            p[0].split("\n", 1)[0][5:-1] for p in prompts[3 * k : 3 * k + 3]
+        ]
 
 
 def test_no_nonce_sends_identical_prompts(

@@ -42,7 +42,14 @@ from splitdesk.core.recording import (
     keep_events,
     save_recording,
 )
-from splitdesk.core.repeats import mode_order, new_nonce, repeats_line, with_nonce
+from splitdesk.core.repeats import (
+    RepeatOptions,
+    bench_rows,
+    mode_order,
+    new_nonce,
+    repeats_json,
+    with_nonce,
+)
 from splitdesk.core.report import BenchRun, bench_document
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner, Timeouts, classify_transport_error, redact
@@ -375,13 +382,9 @@ def run_bench(
         info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
         doc["client"] = opts.client.to_json()
-        doc["repeats"] = {
-            "repeat": opts.repeat,
-            "warmup": opts.warmup,
-            "pause_s": opts.pause_s,
-            "nonce": opts.nonce_on,
-            "order": [mode_order(modes_of(opts.mode), k) for k in range(opts.repeat)],
-        }
+        repeats = RepeatOptions(opts.repeat, True, opts.warmup, opts.pause_s, opts.nonce_on)
+        order = [mode_order(modes_of(opts.mode), k) for k in range(opts.repeat)]
+        doc["repeats"] = repeats_json(repeats, order, bench_rows(runs))
         doc["cost"], cost_lines = cost_document(
             [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
         )
@@ -391,7 +394,7 @@ def run_bench(
                 *summary_lines(doc["summary"]),
                 *cost_lines,
                 opts.client.describe(),
-                repeats_line(opts.repeat, opts.warmup, opts.pause_s, opts.nonce_on),
+                repeats.line(),
             ]
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)

@@ -32,14 +32,13 @@ error              the failure's message (already scrubbed of keys in the record
 
 from __future__ import annotations
 
-import copy
 import csv
 import io
 from typing import Any
 
 from splitdesk.core.metrics import request_figures
 from splitdesk.core.recording import Recording, rebuild_state
-from splitdesk.core.report import BenchRun, bench_document
+from splitdesk.core.report import BenchRun, bench_document, split_run
 
 CSV_COLUMNS = (
     "run",
@@ -124,13 +123,7 @@ def bench_runs(recording: Recording) -> list[BenchRun]:
         if run.mode in _BENCH_MODES:
             runs.append(BenchRun(run.mode, run.repeat, state))
             continue
-        for group in _BENCH_MODES:
-            traces = [t for t in state.requests if t.group == group]
-            if not traces:
-                continue
-            part = copy.copy(state)  # same info and end; only this group's requests
-            part.requests = traces
-            runs.append(BenchRun(group, run.repeat, part))
+        runs.extend(split_run(state, run.repeat))  # one entry per side it sent
     return runs
 
 

@@ -10,6 +10,7 @@ and the summary's ``*_wall_s`` are makespans (:mod:`splitdesk.core.metrics`).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,24 @@ class BenchRun:
     def metrics(self) -> GroupMetrics:
         n = len(self.state.info.questions) if self.state.info else 0
         return group_metrics(self.state.requests, self.mode, n)
+
+
+SIDES = ("combined", "parallel", "sequential")
+
+
+def split_run(state: RunState, repeat: int) -> list[BenchRun]:
+    """A window run (side by side, one after another) as the bench document takes it: one
+    :class:`BenchRun` per side it sent (``combined``, ``parallel``, ``sequential``), each
+    holding only that side's requests (same info and end), so a makespan is one side's."""
+    runs: list[BenchRun] = []
+    for group in SIDES:
+        traces = [t for t in state.requests if t.group == group]
+        if not traces:
+            continue
+        part = copy.copy(state)
+        part.requests = traces
+        runs.append(BenchRun(group, repeat, part))
+    return runs
 
 
 def _r(x: float | None, nd: int = 6) -> float | None:

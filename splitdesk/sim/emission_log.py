@@ -11,6 +11,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+#: How much of each prompt the log keeps (characters).
+PROMPT_HEAD_CHARS = 80
+
 
 @dataclass
 class RequestRecord:
@@ -36,6 +39,7 @@ class RequestRecord:
     fault: str | None = None
     sent_text: list[str] = field(default_factory=list)
     sent_bytes: int = 0
+    prompt_head: str = ""
 
     @property
     def sent_tokens(self) -> int:
@@ -64,6 +68,7 @@ class RequestRecord:
             "sent_tokens": self.sent_tokens,
             "sent_events": len(self.events),
             "sent_bytes": self.sent_bytes,
+            "prompt_head": self.prompt_head,
             "events": [
                 {"scheduled_ns": s, "emitted_ns": e, "tokens": n} for s, e, n in self.events
             ],

@@ -57,7 +57,7 @@ from starlette.routing import Route
 from splitdesk import __version__
 from splitdesk.sim import faults, textgen
 from splitdesk.sim.costmodel import PlannedRequest, predict
-from splitdesk.sim.emission_log import EmissionLog, RequestRecord
+from splitdesk.sim.emission_log import PROMPT_HEAD_CHARS, EmissionLog, RequestRecord
 from splitdesk.sim.faults import Fault, FaultSchedule
 from splitdesk.sim.metrics import metrics_registry, render
 from splitdesk.sim.params import SimParams
@@ -194,6 +194,7 @@ class SimServer:
             gen = dialect.parse_http(
                 await read_json(request), request.path_params, request.query_params
             )
+            record.prompt_head = gen.prompt[:PROMPT_HEAD_CHARS]
             if not dialect.serves(gen.model, self.params.model):
                 raise dialect.model_not_found(gen.model, self.params.model)
             try:

@@ -22,7 +22,7 @@ import contextlib
 import logging
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -34,6 +34,7 @@ from splitdesk.core.engine import EngineProcess, ProcessRun
 from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
 from splitdesk.core.plans import Mode, RunPlan, make_plan
 from splitdesk.core.predict import PredictedRequest, predict_plan
+from splitdesk.core.repeats import RepeatRun
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Timeouts
 from splitdesk.core.template import CombinedTemplate
@@ -77,6 +78,17 @@ class RunRequest:
     client: ClientPattern = field(default_factory=ClientPattern)
     #: keep each response's raw reads for the stream inspector (Engineer menu)
     capture_raw: bool = False
+    #: a repeated comparison's run (Engineer ▸ Repeat): its phase order and nonce
+    #: (:meth:`splitdesk.core.repeats.RepeatRun.arrange`); ``None``: the plan as made
+    repeat: RepeatRun | None = None
+
+    def plan(self) -> RunPlan:
+        """The plan this run sends (``ValueError`` as :func:`make_plan`)."""
+        s = self.endpoint
+        plan = make_plan(
+            self.mode, self.questions, self.template, s.max_tokens, self.with_sequential
+        )
+        return self.repeat.arrange(plan) if self.repeat is not None else plan
 
 
 class RunController(QObject):
@@ -124,6 +136,10 @@ class RunController(QObject):
         #: current run.
         self._announced: RunPlan | None = None
         self._live_request: RunRequest | None = None
+        #: The next run's place in a repeated comparison (order, nonce), set by
+        #: ``ui/repeat_session.py`` just before it starts the window's run; taken by
+        #: :meth:`start` for a request that names none.
+        self.next_repeat: RepeatRun | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_MS)
         self._timer.timeout.connect(self._drain)
@@ -245,6 +261,9 @@ class RunController(QObject):
         requests are then shown *failed* with that message and the controller is idle."""
         if self._busy:
             raise ControllerError("a run is already in progress")
+        if request.repeat is None and self.next_repeat is not None:
+            request = replace(request, repeat=self.next_repeat)
+        self.next_repeat = None
         self._stop_requested = False
         self._set_busy(True)
         self._announced = None
@@ -277,9 +296,7 @@ class RunController(QObject):
             release=request.client.release,
             capture_raw=request.capture_raw,
         )
-        plan = make_plan(
-            request.mode, request.questions, request.template, s.max_tokens, request.with_sequential
-        )
+        plan = request.plan()
         state = RunState()
         self.state = state
         # Views build their panes from the plan now, and get a few frames to lay them out
@@ -350,14 +367,7 @@ class RunController(QObject):
         plan = self._announced
         if plan is None:
             try:
-                s = request.endpoint
-                plan = make_plan(
-                    request.mode,
-                    request.questions,
-                    request.template,
-                    s.max_tokens,
-                    request.with_sequential,
-                )
+                plan = request.plan()
             except Exception:  # no plan, no panes: the status bar still says it
                 log.exception("no plan for the failed run")
                 return

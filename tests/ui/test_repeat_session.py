@@ -18,7 +18,8 @@ from splitdesk.ui.repeat_session import spread_text
 
 @pytest.mark.asyncio
 async def test_three_runs_give_median_and_spread(make_window: Any) -> None:
-    window = make_window(AppSettings(endpoint=EndpointSettings(speed=8.0)))
+    # fast built-in endpoint, short answers (CI time): the figures are read, not timed
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=20.0, max_tokens=24)))
     session = window.engineer.repeat(3)
     await wait_until(lambda: session.figures is not None, 120, "three runs and their figures")
     f = session.figures
@@ -35,7 +36,8 @@ async def test_three_runs_give_median_and_spread(make_window: Any) -> None:
 
 @pytest.mark.asyncio
 async def test_cancel_stops_and_keeps_finished_runs(make_window: Any) -> None:
-    window = make_window(AppSettings(endpoint=EndpointSettings(speed=2.0)))
+    # answers long enough that the second run is still sending when Cancel comes
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=20.0, max_tokens=200)))
     session = window.engineer.repeat(5)
     await wait_until(lambda: len(session.states) == 1, 120, "the first run finished")
     await wait_until(lambda: window.controller.busy, 30, "the second run started")
