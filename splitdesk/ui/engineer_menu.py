@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QMenu,
@@ -29,9 +28,12 @@ from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.cost import Prices
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.prices import PricesFileError, endpoint_key, load_prices, save_prices
+from splitdesk.core.repeats import RepeatOptions
 from splitdesk.core.stream_inspector import inspect_stream
 from splitdesk.ui.inspector import InspectorDialog
+from splitdesk.ui.repeat_options import RepeatOptionsDialog
 from splitdesk.ui.repeat_session import RepeatSession
+from splitdesk.ui.sweep_session import SweepMenu
 from splitdesk.ui.tasks import spawn
 
 
@@ -70,11 +72,14 @@ class EngineerMenu:
         repeat = self.menu.addAction("Repeat the comparison…")
         repeat.triggered.connect(self._ask_repeat)
         self.session: RepeatSession | None = None
+        self.repeat_options = RepeatOptions()  #: the repeat dialog's last choices
         prices = self.menu.addAction("Prices for this endpoint…")
         prices.triggered.connect(self.edit_prices)
         #: The key of the run started last (masked in raw lines; never shown).
         self.run_key: str | None = None
         self.dialogs: list[InspectorDialog] = []
+        #: Sweep N = 1…Nmax… and Open a saved sweep… (splitdesk/ui/sweep_session.py)
+        self.sweeps = SweepMenu(window, self.menu)
 
     def pattern(self) -> ClientPattern:
         """The pattern the menu selects now."""
@@ -191,15 +196,19 @@ class EngineerMenu:
         self.prices_dialog = dialog
         return dialog
 
-    def _ask_repeat(self) -> None:
-        k, ok = QInputDialog.getInt(
-            self.window, "Repeat the comparison", "How many runs?", 5, 2, 50
-        )
-        if ok:
-            self.repeat(k)
+    def _ask_repeat(self) -> RepeatOptionsDialog:
+        """The repeat options dialog; Run starts the session (:meth:`repeat`)."""
+        dialog = RepeatOptionsDialog(self.window, self.repeat_options)
+        dialog.accepted.connect(lambda: self.repeat(dialog.options()))
+        dialog.show()
+        self.repeat_dialog = dialog
+        return dialog
 
-    def repeat(self, k: int) -> RepeatSession:
-        """Run the window's current run ``k`` times (:class:`RepeatSession`)."""
-        self.session = RepeatSession(self.window, k)
+    def repeat(self, options: RepeatOptions | int) -> RepeatSession:
+        """Run the window's current run as ``options`` asks (an int: that many runs with
+        the default options) (:class:`RepeatSession`)."""
+        options = RepeatOptions(repeat=options) if isinstance(options, int) else options
+        self.repeat_options = options
+        self.session = RepeatSession(self.window, options)
         spawn(self.session.run())
         return self.session
