@@ -3,7 +3,9 @@
 One asyncio task runs :class:`~splitdesk.sim.costmodel.BatchEngine` steps back to back.
 Each step is scheduled from the previous step's *scheduled* end (not from when the loop
 happened to wake up), so lateness does not accumulate; a step's token events are handed
-to each sequence's queue at the step's end. Times are ``time.perf_counter_ns()``: on Linux
+to each sequence's queue at the step's end. A stream that prepared its event's bytes
+(:class:`Prepared`) has them written by this loop first, all streams' writes back to back
+as the step ends, before any bookkeeping. Times are ``time.perf_counter_ns()``: on Linux
 that is ``CLOCK_MONOTONIC``, shared by every process on the machine, so a client in
 another process can compare its arrival times with these.
 """
@@ -12,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from splitdesk.sim.costmodel import BatchEngine, Sequence, Step
 from splitdesk.sim.params import SimParams
@@ -49,6 +53,29 @@ class TokenEvent:
     done: bool
 
 
+class Writer(Protocol):
+    """Where a prepared event's bytes go (an :class:`asyncio.Transport` is one)."""
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` without blocking."""
+
+    def is_closing(self) -> bool:
+        """The connection is closed or closing: nothing more is written."""
+
+
+@dataclass(eq=False, slots=True)
+class Prepared:
+    """An event's bytes, ready for the engine loop to write at the step's end.
+
+    ``sent_ns``: set by the loop to ``perf_counter_ns()`` as the write returned (the
+    bytes are in the kernel's hands), or left 0 when ``writer`` was closing (not written).
+    """
+
+    writer: Writer
+    data: bytes
+    sent_ns: int = 0
+
+
 @dataclass(eq=False)
 class LiveSequence:
     """A request inside the live engine. Its :class:`TokenEvent` s go to ``sink`` when one
@@ -56,15 +83,16 @@ class LiveSequence:
 
     ``prepare``, when set, is called with each event as soon as its step is planned, while
     the step's time runs: the work that does not depend on the moment (formatting the
-    event's bytes) is done then, so the step's end only writes them. The same
-    :class:`TokenEvent` object then goes to ``sink`` at the step's end, unless the sequence
-    was cancelled in between.
+    event's bytes) is done then. When it returns a :class:`Prepared`, the loop writes its
+    bytes itself at the step's end, with every other stream's, before calling any sink.
+    The same :class:`TokenEvent` object then goes to ``sink``, unless the sequence was
+    cancelled in between (then nothing is written either).
     """
 
     seq: Sequence
     queue: asyncio.Queue[TokenEvent] = field(default_factory=asyncio.Queue)
     sink: Callable[[TokenEvent], None] | None = None
-    prepare: Callable[[TokenEvent], None] | None = None
+    prepare: Callable[[TokenEvent], Prepared | None] | None = None
 
 
 class Scheduler:
@@ -125,12 +153,16 @@ class Scheduler:
         self.engine.cancel(live.seq)
         self._live.pop(live.seq.key, None)
 
-    def _prepare(self, step: Step, deadline: int) -> dict[int, TokenEvent]:
+    def _prepare(
+        self, step: Step, deadline: int
+    ) -> tuple[dict[int, TokenEvent], list[tuple[int, Prepared]]]:
         """The event each live sequence of ``step`` will emit at ``deadline`` (what
         :meth:`BatchEngine.finish_step` will say for it: nothing but a step's end changes a
-        sequence's count), handed to its ``prepare`` now, while the step's time runs."""
+        sequence's count), handed to its ``prepare`` now, while the step's time runs; and
+        the writes prepared for them, by sequence key."""
         per_step = self.engine.params.tokens_per_step
         upcoming: dict[int, TokenEvent] = {}
+        writes: list[tuple[int, Prepared]] = []
         for seq in step.running:
             live = self._live.get(seq.key)
             if live is None:
@@ -139,10 +171,35 @@ class Scheduler:
             event = upcoming[seq.key] = TokenEvent(n, deadline, seq.remaining == n)
             if live.prepare is not None:
                 try:
-                    live.prepare(event)
+                    prepared = live.prepare(event)
                 except Exception:  # one broken stream must not stop the engine
                     log.exception("token prepare failed")
-        return upcoming
+                else:
+                    if prepared is not None:
+                        writes.append((seq.key, prepared))
+        return upcoming, writes
+
+    @staticmethod
+    def _write(writes: list[tuple[int, Prepared]], live_by_key: dict[int, LiveSequence]) -> None:
+        """Write every prepared event of the step that just ended, back to back: the part
+        of a step's end each stream waits for, so nothing else is done in between (no
+        accounting, no garbage collection)."""
+        now = time.perf_counter_ns
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for key, prepared in writes:
+                if key in live_by_key:  # not cancelled while the step ran
+                    writer = prepared.writer
+                    try:
+                        if not writer.is_closing():
+                            writer.write(prepared.data)
+                            prepared.sent_ns = now()
+                    except Exception:  # one broken stream must not stop the engine
+                        log.exception("token write failed")
+        finally:
+            if collecting:
+                gc.enable()
 
     async def _run(self) -> None:
         loop_start: int | None = None
@@ -161,7 +218,7 @@ class Scheduler:
                 loop_start = now
             step = self.engine.plan_step()
             deadline = loop_start + int(step.duration * 1e9)
-            upcoming = self._prepare(step, deadline)
+            upcoming, writes = self._prepare(step, deadline)
             delay = (deadline - _SPIN_NS - time.perf_counter_ns()) / 1e9
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -170,10 +227,13 @@ class Scheduler:
                 time.sleep(rest)  # noqa: ASYNC251 - under 1 ms, see _LOOP_NS
             while time.perf_counter_ns() < deadline:  # noqa: ASYNC110 - a deadline, not an event
                 await asyncio.sleep(0)
-            # The events first, the engine's bookkeeping after: a sequence cancelled during
-            # the step left self._live (Scheduler.cancel) as it left the engine's batch, so
-            # these are the emissions finish_step returns, in its order.
+            # The writes first, then each stream's accounting, the engine's bookkeeping last:
+            # a sequence cancelled during the step left self._live (Scheduler.cancel) as it
+            # left the engine's batch, so these are the emissions finish_step returns, in
+            # its order.
             live_by_key = self._live
+            if writes:
+                self._write(writes, live_by_key)
             emitted = 0
             for key, event in upcoming.items():
                 live = live_by_key.get(key)

@@ -2,10 +2,13 @@
 
 Every token event of every stream is due at the end of a step. With hundreds of streams,
 the time spent *handing* events to sockets is what makes them late, so the common case
-takes a short path: at the end of a step the scheduler calls :meth:`EngineStream.emit`
-for each sequence, synchronously, and the event's bytes go straight to the connection's
-asyncio transport as one HTTP/1.1 chunk — no task switch, no per-event coroutine, the
-event's JSON pre-serialised around its text (:meth:`Dialect.fast_tokens`).
+takes a short path: while a step runs, :meth:`EngineStream.prepare` formats each event as
+one HTTP/1.1 chunk (the event's JSON pre-serialised around its text,
+:meth:`Dialect.fast_tokens`) and hands it to the scheduler as a
+:class:`~splitdesk.sim.scheduler.Prepared`; at the step's end the scheduler writes every
+stream's chunk to its connection's asyncio transport back to back, stamping each as its
+write returns, and only then calls :meth:`EngineStream.emit` to account for it — no task
+switch, no per-event coroutine, no accounting between two streams' writes.
 
 That short path needs uvicorn's httptools protocol (the ASGI ``send`` of which is a
 method of an object holding ``transport`` and ``chunked_encoding``); the raw ``send`` is
@@ -30,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from splitdesk.sim import faults
 from splitdesk.sim.emission_log import RequestRecord
 from splitdesk.sim.faults import Fault
-from splitdesk.sim.scheduler import LiveSequence, TokenEvent
+from splitdesk.sim.scheduler import LiveSequence, Prepared, TokenEvent
 from splitdesk.sim.wire.base import Dialect, Reply
 
 log = logging.getLogger(__name__)
@@ -142,8 +145,8 @@ class EngineStream:
         self._direct: DirectChunks | None = None
         self._done: asyncio.Future[bool] | None = None
         #: the next event's bytes, formatted while its step ran (:meth:`prepare`): the
-        #: event, the reply's token count they start at, its text, the event's size, the chunk
-        self._ready: tuple[TokenEvent, int, str, int, bytes] | None = None
+        #: event, its text, the event's size, the chunk the scheduler writes
+        self._ready: tuple[TokenEvent, str, int, Prepared] | None = None
         #: set when a fault ended the response itself (reset, or a clean close after an
         #: error or malformed event): nothing more is sent
         self._cut = False
@@ -163,38 +166,47 @@ class EngineStream:
         reply.parts.append(text)
         return text
 
-    def prepare(self, ev: TokenEvent) -> None:
-        """Format ``ev``'s chunk now, while its step runs (the scheduler's short path), so
-        :meth:`emit` at the step's end only accounts and writes. Only for dialects whose
-        events depend on their text alone (``Dialect.text_only_events``): the bytes are
-        then those :meth:`emit` would build, whenever they are built."""
+    def prepare(self, ev: TokenEvent) -> Prepared | None:
+        """Format ``ev``'s chunk now, while its step runs (the scheduler's short path): the
+        scheduler writes it at the step's end and :meth:`emit` then only accounts for it.
+        Only for dialects whose events depend on their text alone
+        (``Dialect.text_only_events``): the bytes are then those :meth:`emit` would build,
+        whenever they are built. ``None``: :meth:`emit` formats and writes the event."""
         self._ready = None
         done, direct = self._done, self._direct
         if done is None or direct is None or done.done() or not self.dialect.text_only_events:
-            return
+            return None
         start = self.reply.output_tokens
         text = "".join(self.tokens[start : start + ev.tokens])
         data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
-        self._ready = (ev, start, text, len(data), direct.frame(data))
+        prepared = Prepared(direct.cycle.transport, direct.frame(data))
+        self._ready = (ev, text, len(data), prepared)
+        return prepared
 
     def emit(self, ev: TokenEvent) -> None:
-        """Write ``ev`` now (the scheduler's short path; called at the step's end)."""
+        """Account for ``ev`` (the scheduler's short path; called at the step's end): the
+        chunk the scheduler wrote for it (:meth:`prepare`), else formatted and written now."""
         done = self._done
         direct = self._direct
         if done is None or direct is None or done.done():
             return
         ready, self._ready = self._ready, None
-        if ready is not None and ready[0] is ev and ready[1] == self.reply.output_tokens:
-            _, _, text, size, frame = ready
+        if ready is not None and ready[0] is ev:  # the scheduler wrote it as the step ended
+            _, text, size, prepared = ready
+            sent_ns = prepared.sent_ns
+            if not sent_ns:  # not written: the connection was closing
+                done.set_result(False)
+                return
             self._take(ev, text)
-        else:  # not prepared: format it now
+        else:  # not prepared: format and write it now
             text = self._take(ev)
             data = self.dialect.fast_tokens(self.reply, text, ev.tokens)
-            size, frame = len(data), direct.frame(data)
-        if not direct.write_frame(frame):
-            done.set_result(False)
-            return
-        self.record.events.append([ev.scheduled_ns, time.perf_counter_ns(), ev.tokens])
+            size = len(data)
+            if not direct.write_frame(direct.frame(data)):
+                done.set_result(False)
+                return
+            sent_ns = time.perf_counter_ns()
+        self.record.events.append([ev.scheduled_ns, sent_ns, ev.tokens])
         self.record.delivered(text, size)
         if ev.done:
             done.set_result(True)
