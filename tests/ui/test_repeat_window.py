@@ -70,13 +70,15 @@ async def test_repeats_alternate_with_warmup_nonces_plots_exports_and_cancel(
     window.questions.set_question_set(
         QuestionSet(title="three", questions=[Question(text=q) for q in QUESTIONS])
     )
-    dialog = RepeatOptionsDialog(window)
+    dialog = window.engineer._ask_repeat()  # Engineer ▸ Repeat the comparison…
+    assert isinstance(dialog, RepeatOptionsDialog) and dialog.isVisible()
     assert dialog.options() == RepeatOptions()  # 5 runs, alternate, no warm-up/pause, nonce
     assert "prefix cache" in dialog.nonce.toolTip()
     dialog.runs.setValue(3)
     dialog.warmup.setValue(1)
-    session = window.engineer.repeat(dialog.options())
-    assert session.options == RepeatOptions(3, True, 1, 0.0, True)
+    dialog.accept()  # Run
+    session = window.engineer.session
+    assert session is not None and session.options == RepeatOptions(3, True, 1, 0.0, True)
     await wait_until(lambda: session.figures is not None, 60, "the warm-up and 3 counted runs")
 
     # the warm-up was sent (parallel first: repeat -1) but is not counted
