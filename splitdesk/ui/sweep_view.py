@@ -131,8 +131,11 @@ class SweepView(QDialog):
             axis.setPen(pg.mkPen(theme.border))
             axis.setTextPen(pg.mkPen(theme.text))
             axis.setStyle(tickFont=font)
-        item.setLabel("bottom", "N (questions; parallel: one request each)", color=theme.muted)
-        item.setLabel("left", "speed-up (×)", color=theme.muted)
+        size = {"font-size": f"{font.pointSizeF():.0f}pt"}  # as large as the tick labels
+        item.setLabel(
+            "bottom", "N (questions; parallel: one request each)", color=theme.muted, **size
+        )
+        item.setLabel("left", "speed-up (×)", color=theme.muted, **size)
         item.showGrid(x=True, y=True, alpha=0.25)
         self.legend = item.addLegend(offset=(10, 10), labelTextColor=theme.text)
         self.legend.setLabelTextSize(f"{font.pointSizeF():.0f}pt")
@@ -143,29 +146,26 @@ class SweepView(QDialog):
         #: the drawn curves by legend name (``(xs, ys)``, for tests and exports)
         self.curves: dict[str, tuple[list[float], list[float]]] = {}
         self._curve(IDEAL, [1, top], [1, top], pen=dash)
+        measured = [(r["n"], r["speedup"]) for r in rows if r.get("speedup") is not None]
+        self._curve(
+            MEASURED,
+            [n for n, _ in measured],
+            [y for _, y in measured],
+            pen=pg.mkPen(theme.accent, width=5),
+            symbol="o",
+            symbolSize=10,
+            symbolBrush=theme.accent,
+            symbolPen=pg.mkPen(theme.window),
+        )
+        # drawn over the measured line, dashed: where the two agree both stay visible
         predicted = [(r["n"], r["predicted_speedup"]) for r in rows if r.get("predicted_speedup")]
         if predicted:
             self._curve(
                 PREDICTED,
                 [n for n, _ in predicted],
                 [y for _, y in predicted],
-                pen=pg.mkPen(theme.good, width=2),
-                symbol="t",
-                symbolSize=7,
-                symbolBrush=theme.good,
-                symbolPen=None,
+                pen=pg.mkPen(theme.good, width=2, style=Qt.PenStyle.DashLine),
             )
-        measured = [(r["n"], r["speedup"]) for r in rows if r.get("speedup") is not None]
-        self._curve(
-            MEASURED,
-            [n for n, _ in measured],
-            [y for _, y in measured],
-            pen=pg.mkPen(theme.accent, width=3),
-            symbol="o",
-            symbolSize=10,
-            symbolBrush=theme.accent,
-            symbolPen=pg.mkPen(theme.window),
-        )
         item.setXRange(0.5, top + 0.5, padding=0)
 
         self.client = QLabel(client_line(doc))
