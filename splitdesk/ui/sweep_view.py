@@ -146,6 +146,16 @@ class SweepView(QDialog):
         #: the drawn curves by legend name (``(xs, ys)``, for tests and exports)
         self.curves: dict[str, tuple[list[float], list[float]]] = {}
         self._curve(IDEAL, [1, top], [1, top], pen=dash)
+        predicted = [(r["n"], r["predicted_speedup"]) for r in rows if r.get("predicted_speedup")]
+        if predicted:
+            self._curve(
+                PREDICTED,
+                [n for n, _ in predicted],
+                [y for _, y in predicted],
+                pen=pg.mkPen(theme.good, width=2, style=Qt.PenStyle.DashLine),
+                # over the measured line, dashed: where the two agree both stay visible
+                z=1,
+            )
         measured = [(r["n"], r["speedup"]) for r in rows if r.get("speedup") is not None]
         self._curve(
             MEASURED,
@@ -157,15 +167,6 @@ class SweepView(QDialog):
             symbolBrush=theme.accent,
             symbolPen=pg.mkPen(theme.window),
         )
-        # drawn over the measured line, dashed: where the two agree both stay visible
-        predicted = [(r["n"], r["predicted_speedup"]) for r in rows if r.get("predicted_speedup")]
-        if predicted:
-            self._curve(
-                PREDICTED,
-                [n for n, _ in predicted],
-                [y for _, y in predicted],
-                pen=pg.mkPen(theme.good, width=2, style=Qt.PenStyle.DashLine),
-            )
         item.setXRange(0.5, top + 0.5, padding=0)
 
         self.client = QLabel(client_line(doc))
@@ -241,9 +242,11 @@ class SweepView(QDialog):
         scroll = self.table.verticalScrollBar().sizeHint().width()
         return columns + scroll + 2 * self.table.frameWidth() + 8
 
-    def _curve(self, name: str, xs: list[float], ys: list[float], **style: Any) -> None:
+    def _curve(
+        self, name: str, xs: list[float], ys: list[float], z: float = 0, **style: Any
+    ) -> None:
         self.curves[name] = (list(xs), list(ys))
-        self.plot.getPlotItem().plot(xs, ys, name=name, **style)
+        self.plot.getPlotItem().plot(xs, ys, name=name, **style).setZValue(z)
 
     def _fit(self, parent: QWidget | None) -> None:
         """About 900×700 (scaled), never larger than the window it belongs to."""
