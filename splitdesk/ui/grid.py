@@ -85,13 +85,21 @@ class PaneGrid(QScrollArea):
         self._placeholder.show()
         self._grid.addWidget(self._placeholder, 0, 0)
 
-    def add(self, pane: RequestPane) -> None:
-        """Append ``pane`` to the grid (laid out once the current batch of adds is done)."""
+    def add(self, pane: RequestPane, relayout: bool = True) -> None:
+        """Append ``pane`` to the grid, laid out once the current batch of adds is done
+        (``relayout=False``: when the caller says, :meth:`relayout_now`).
+
+        The pane becomes a (hidden) child of the grid's inner widget now: reparenting and
+        polishing a pane (its style, for every child widget) is part of its cost, paid
+        here, pane by pane, rather than all at once by the one layout pass that shows
+        them (a run of 64 panes is built over several event-loop turns, issue 13)."""
         self.panes.append(pane)
         pane.focusToggled.connect(lambda p=pane: self.toggle_focus(p))
+        pane.setParent(self._inner)
+        pane.ensurePolished()
         self._placeholder.hide()
         self._columns = 0
-        if not self._relayout_pending:
+        if relayout and not self._relayout_pending:
             self._relayout_pending = True
             QTimer.singleShot(0, self._deferred_relayout)
 

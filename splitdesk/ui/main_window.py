@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
+import time
+from collections import deque
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -44,7 +46,7 @@ from PySide6.QtWidgets import (
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent
 from splitdesk.core.labels import question_label
-from splitdesk.core.plans import Mode, RunPlan
+from splitdesk.core.plans import Mode, RequestSpec, RunPlan
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.run_state import RunState
 from splitdesk.core.settings import AppSettings, save_settings
@@ -73,6 +75,11 @@ MODES: dict[str, Mode] = {
     "one after another": "one-after-another",
     "dependent: combined vs chain": "dependent",  # questions that need earlier answers
 }
+
+#: A live run's panes are built this many milliseconds at most per event-loop turn
+#: (:meth:`MainWindow._run_planned_in_steps`): 64 panes took 150-210 ms in one go as Run
+#: was pressed, a frozen window and a late sample for everything else on the loop.
+BUILD_SLICE_MS = 10
 
 
 #: The settings a scenario replaces (:meth:`MainWindow._persisted` keeps the user's own).
@@ -119,6 +126,14 @@ class MainWindow(QMainWindow):
         self._labels: list[str] = []  #: the run's question labels (pane headers, lanes)
         self._closing = False
         self._closed = False
+        #: Panes of the coming run still to build (:meth:`_run_planned_in_steps`), the
+        #: run's state once it started (they bind to it as they are built), and the build's
+        #: number (a newer run's build makes an older one's pending turns do nothing).
+        self._to_build: deque[tuple[int, RequestSpec]] = deque()
+        self._build_state: RunState | None = None
+        self._build_no = 0
+        self._build_lanes = 1  #: the coming run's timeline lanes
+        self._laid_out = True  #: the coming run's panes are built and laid out
         self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
         if icon is not None:
             self.setWindowIcon(icon)
@@ -230,7 +245,7 @@ class MainWindow(QMainWindow):
         self.endpoint.message.connect(self.statusBar().showMessage)
         controller.status.connect(self.statusBar().showMessage)
         controller.busyChanged.connect(self._busy_changed)
-        controller.runPlanned.connect(self._run_planned)
+        controller.runPlanned.connect(self._run_planned_in_steps)
         controller.runStarted.connect(self._run_started)
         controller.runFinished.connect(self._run_finished)
         controller.runStarted.connect(self._server_lane_start)
@@ -523,6 +538,22 @@ class MainWindow(QMainWindow):
         """Build every pane of the coming run now, before anything is sent. ``labels``:
         the questions' short labels (a replay's recorded titles); by default the editor's
         when it holds these questions, else derived from the texts."""
+        self._plan_panes(plan, questions, labels)
+        self.complete_panes()
+
+    def _run_planned_in_steps(self, plan: RunPlan, questions: list[str]) -> None:
+        """A live run's panes: built ``BUILD_SLICE_MS`` at a time, one slice per
+        event-loop turn, then laid out in one pass. The run does not wait for them: the
+        engine sends once the run's state has every request, and a pane built after its
+        request started binds to its trace and shows all it has (its text, figures and
+        state are read from the :class:`RunState`). Anything that needs every pane (the
+        run's end) builds the rest first (:meth:`complete_panes`)."""
+        self._plan_panes(plan, questions, None)
+        build_no = self._build_no  # from the next turn: this one pressed Run and planned
+        QTimer.singleShot(0, self, lambda: self._build_slice(build_no))
+
+    def _plan_panes(self, plan: RunPlan, questions: list[str], labels: list[str] | None) -> None:
+        """Clear the previous run's panes and queue the coming run's."""
         self._clear_panes()
         self.timeline.clear()
         self.summary.clear("Starting…")
@@ -531,22 +562,58 @@ class MainWindow(QMainWindow):
             labels = self.questions.labels() if questions == self.questions.questions() else []
         self._labels = labels if len(labels) == len(questions) else []
         self._labels = self._labels or [question_label(q) for q in questions]
-        for index, spec in enumerate(plan.requests):
-            self._make_pane(index, spec.group, spec.questions)
+        self._build_no += 1
+        self._build_state = None
+        self._to_build = deque(enumerate(plan.requests))
+        self._laid_out = False
+        self._build_lanes = len(
+            {("sequential" if s.group == "sequential" else i) for i, s in enumerate(plan.requests)}
+        )
         # no parallel request (dependent questions: combined vs the chain): no empty column;
         # the combined and sequential panes take the width
         parallel = any(s.group not in ("combined", "sequential") for s in plan.requests)
         right_col = self.grid.parentWidget()
         if right_col is not None:
             right_col.setVisible(parallel)
+
+    def _build_slice(self, build_no: int) -> None:
+        """Build queued panes for up to ``BUILD_SLICE_MS``; the rest at the next turn."""
+        if build_no != self._build_no:
+            return  # a newer run's panes replaced these
+        end = time.perf_counter() + BUILD_SLICE_MS / 1000
+        while self._to_build and time.perf_counter() < end:
+            self._build_one()
+        if self._to_build:
+            QTimer.singleShot(0, self, lambda: self._build_slice(build_no))
+        else:  # the layout pass in a turn of its own
+            QTimer.singleShot(0, self, lambda: self._lay_out_built(build_no))
+
+    def _lay_out_built(self, build_no: int) -> None:
+        if build_no == self._build_no and not self._laid_out:
+            self._panes_built()
+
+    def complete_panes(self) -> None:
+        """Build the coming run's panes still queued, now, and lay them out."""
+        while self._to_build:
+            self._build_one()
+        if not self._laid_out:
+            self._panes_built()
+
+    def _build_one(self) -> None:
+        index, spec = self._to_build.popleft()
+        self._make_pane(index, spec.group, spec.questions, relayout=False)
+        state = self._build_state
+        if state is not None and index < len(state.requests):  # planned before it was built
+            self._bind_pane(index)
+
+    def _panes_built(self) -> None:
+        """Every pane of the run is built: one layout pass, and the split of the room."""
+        self._laid_out = True
         self.grid.relayout_now()
-        lanes = len(
-            {("sequential" if s.group == "sequential" else i) for i, s in enumerate(plan.requests)}
-        )
-        self._fit_timeline(lanes)
+        self._fit_timeline(self._build_lanes)
         # many questions: the parallel side gets two thirds of the width (more columns)
         total = sum(self.pane_split.sizes())
-        share = 0.4 if len(questions) <= 5 else 0.3
+        share = 0.4 if len(self._questions) <= 5 else 0.3
         self.pane_split.setSizes([int(total * share), total - int(total * share)])
 
     _lanes_wanted = 1  #: lanes of the current run (the timeline's room follows them)
@@ -644,6 +711,7 @@ class MainWindow(QMainWindow):
 
     def _run_started(self, state: RunState) -> None:
         self.state = state
+        self._build_state = state  # panes still to build bind to it as they are made
         questions = self._questions
         state.subscribe(self._on_event)
         self.timeline.bind(state, questions, self._labels)
@@ -654,6 +722,7 @@ class MainWindow(QMainWindow):
         if isinstance(ev, RequestPlanned):
             self._add_pane(ev)
         elif isinstance(ev, RunEnded):
+            self.complete_panes()
             for pane in self.panes.values():
                 pane.changed(final=True)
             if self._sequential is not None:
@@ -668,17 +737,28 @@ class MainWindow(QMainWindow):
 
     def _add_pane(self, ev: RequestPlanned) -> None:
         """Bind request ``ev.req`` to its pane (made now if the plan did not announce it,
-        as in a replay)."""
+        as in a replay; bound when it is built if it is still queued)."""
+        if ev.req not in self.panes:
+            if any(index == ev.req for index, _spec in self._to_build):
+                return  # queued: bound as it is built (_build_one)
+            self._make_pane(ev.req, ev.group, ev.questions)
+        self._bind_pane(ev.req)
+
+    def _bind_pane(self, req: int) -> None:
+        """Show request ``req`` of the current run in its pane."""
         assert self.state is not None
-        trace = self.state.requests[ev.req]
-        pane = self.panes.get(ev.req) or self._make_pane(ev.req, ev.group, ev.questions)
+        trace = self.state.requests[req]
+        pane = self.panes[req]
         pane.set_run(self.state)  # names what a waiting request waits for, and counts
         if isinstance(pane, SequentialPane):
             pane.add(trace)
         else:
             pane.bind(trace)
 
-    def _make_pane(self, index: int, group: str, questions_of: tuple[int, ...]) -> RequestPane:
+    def _make_pane(
+        self, index: int, group: str, questions_of: tuple[int, ...], relayout: bool = True
+    ) -> RequestPane:
+        """Make request ``index``'s pane (``relayout=False``: the caller lays the grid out)."""
         questions = self._questions
         pane: RequestPane
         if group == "combined":
@@ -695,13 +775,13 @@ class MainWindow(QMainWindow):
             label = self._labels[q] if q < len(self._labels) else question_label(text)
             pane = RequestPane(f"Q{q + 1}", label, lane_hex(q), self.theme, self.scale)
             pane.title.setToolTip(text)
-            self.grid.add(pane)
+            self.grid.add(pane, relayout)
             n = len(self.grid.panes)
             self.parallel_title.setText(f"PARALLEL · {n} request{'s' if n != 1 else ''}")
             self.parallel_title.setToolTip("One request per question, all sent at once")
         self.engineer.attach_inspector(pane, index)  # right-click: Inspect stream…
-        for view in (pane.text, pane.reasoning):  # at their end through size/layout changes
-            follow_end(view, view.scroll_to_end)
+        # at its end through size/layout changes (the reasoning view, made on demand, too)
+        follow_end(pane.text, pane.text.scroll_to_end)
         self.panes[index] = pane
         return pane
 
@@ -718,6 +798,7 @@ class MainWindow(QMainWindow):
         self.start_run()
 
     def _run_finished(self, state: RunState) -> None:
+        self.complete_panes()
         for pane in self.panes.values():
             pane.changed(final=True)
         self.timeline.finish()

@@ -40,6 +40,7 @@ from splitdesk.core.diagnosis import failure_word, waiting_state
 from splitdesk.core.metrics import RequestFigures, group_metrics, request_figures
 from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
+from splitdesk.ui.follow_end import follow_end
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
 from splitdesk.ui.throttle import Throttle
 
@@ -410,23 +411,12 @@ class RequestPane(QFrame):
         stats_row.addWidget(self.state)
         stats_row.addWidget(self.stats, 1)
 
-        self.reasoning_toggle = QToolButton()
-        self.reasoning_toggle.setAutoRaise(True)
-        self.reasoning_toggle.setCheckable(True)
-        self.reasoning_toggle.setChecked(True)
-        self.reasoning_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.reasoning_toggle.toggled.connect(self._show_reasoning)
-        self.reasoning_toggle.hide()
-        self.reasoning = TextStream()
-        self.reasoning.setFont(mono_font(scale))
-        dim = self.reasoning.palette()
-        dim.setColor(QPalette.ColorRole.Text, QColor(theme.muted))
-        self.reasoning.setPalette(dim)
-        italic = self.reasoning.font()
-        italic.setItalic(True)
-        self.reasoning.setFont(italic)
-        self.reasoning.setMaximumHeight(int(90 * scale))
-        self.reasoning.hide()
+        #: The reasoning toggle and view, made when the first reasoning text arrives
+        #: (:attr:`reasoning`): most replies have none, and a run of 64 panes built both
+        #: for each pane (a third of its cost, on the GUI thread as Run is pressed).
+        self._reasoning_toggle: QToolButton | None = None
+        self._reasoning: TextStream | None = None
+        self._scale = scale
 
         self.text = TextStream()
         self.text.setFont(mono_font(scale))
@@ -451,12 +441,53 @@ class RequestPane(QFrame):
         lay.setSpacing(4)
         lay.addLayout(head)
         lay.addLayout(stats_row)
-        lay.addWidget(self.reasoning_toggle)
-        lay.addWidget(self.reasoning)
+        # (the reasoning toggle and view go here, made on demand: :attr:`reasoning`)
         lay.addWidget(self.error)  # under the header: a failure reads first, top-aligned
         lay.addWidget(self.text, 1)
         lay.addStretch(0)  # a compact pane taller than its lines: the space goes below them
         self._update_header()
+
+    # -- reasoning, made on demand ----------------------------------------------------------
+    @property
+    def reasoning_toggle(self) -> QToolButton:
+        """The "▾ reasoning · N characters" toggle (made, hidden, on first use)."""
+        self._make_reasoning()
+        assert self._reasoning_toggle is not None
+        return self._reasoning_toggle
+
+    @property
+    def reasoning(self) -> TextStream:
+        """The dimmed reasoning view (made, hidden, on first use)."""
+        self._make_reasoning()
+        assert self._reasoning is not None
+        return self._reasoning
+
+    def _make_reasoning(self) -> None:
+        """Make the reasoning toggle and view, hidden, in their place under the figures
+        row (where a pane made them up front until issue 13: same widgets, same order)."""
+        if self._reasoning is not None:
+            return
+        scale = self._scale
+        toggle = self._reasoning_toggle = QToolButton()
+        toggle.setAutoRaise(True)
+        toggle.setCheckable(True)
+        toggle.setChecked(True)
+        toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toggle.toggled.connect(self._show_reasoning)
+        toggle.hide()
+        view = self._reasoning = TextStream()
+        view.setFont(mono_font(scale))
+        dim = view.palette()
+        dim.setColor(QPalette.ColorRole.Text, QColor(self.theme.muted))
+        view.setPalette(dim)
+        italic = view.font()
+        italic.setItalic(True)
+        view.setFont(italic)
+        view.setMaximumHeight(int(90 * scale))
+        view.hide()
+        self._box.insertWidget(2, toggle)  # after the header and the figures rows
+        self._box.insertWidget(3, view)
+        follow_end(view, view.scroll_to_end)  # at its end through size/layout changes
 
     # -- layout ---------------------------------------------------------------------------------
     def header_min_width(self) -> int:
@@ -511,8 +542,8 @@ class RequestPane(QFrame):
         lines = self._lines_height(1 if tight else 2)
         self.text.setMaximumHeight(lines if compact else 16777215)
         self.text.setMinimumHeight(lines if compact else self._lines_height(1))
-        if compact:
-            self.reasoning.hide()
+        if compact and self._reasoning is not None:
+            self._reasoning.hide()
         self.text.last_text_line = compact
         self.text.scroll_to_end()
 

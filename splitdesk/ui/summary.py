@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from splitdesk.core.cost import Prices, side_tokens, token_ratio, tradeoff_line
@@ -48,6 +49,99 @@ def verdict(speedup: float, theme: Theme, shared: bool = False) -> str:
         return f"<span style='color:{theme.muted}'>no speed-up ({speedup:.2f}×)</span>"
     color = theme.muted if shared else theme.error
     return f"<span style='color:{color}'>parallel {1 / speedup:.1f}× slower than combined</span>"
+
+
+class SteadyBox(QWidget):
+    """Holds one label and tells the layout it sits in about the label's new text only
+    when the label's size hints change (the headline, the payoff and the details line).
+
+    ``QLabel.setText`` re-lays out the label's parent layout and, through every layout up
+    to the window, the whole window (Qt's ``updateGeometry``), even when the new text is
+    as big as the old: the summary's headline changes ~10 times a second while a run
+    streams ("Combined 3.1 s…"), as do the payoff and details lines, and each change
+    re-laid out the window (issue 13). Here
+    the label's parent has no layout, so its ``updateGeometry`` only posts this box a
+    layout request; the box compares the label's size hint, minimum size hint and height
+    for every width its layout has asked since it last told it, and passes the change on
+    (its own ``updateGeometry``) only when one of them differs. To its layout the box is
+    the label: same size policy, hints and height for width; the label fills it."""
+
+    #: Widths asked since the layout was last told: beyond this many, tell it anyway.
+    MAX_WIDTHS = 8
+
+    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = label
+        hidden = label.isHidden() and label.testAttribute(
+            Qt.WidgetAttribute.WA_WState_ExplicitShowHide
+        )
+        label.setParent(self)
+        if hidden:  # hidden by its owner: so is the box (see eventFilter)
+            label.hide()
+            self.hide()
+        label.installEventFilter(self)
+        self.setSizePolicy(label.sizePolicy())
+        self._told: tuple[QSize, QSize] | None = None
+        self._heights: dict[int, int] = {}
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The label shown or hidden by its owner (``payoff.hide()``): so is the box,
+        which takes the label's place in the layout."""
+        if watched is self.label:
+            if event.type() == QEvent.Type.ShowToParent:
+                self.show()
+            elif event.type() == QEvent.Type.HideToParent:
+                self.hide()
+        return False
+
+    def sizeHint(self) -> QSize:
+        hint = self.label.sizeHint()
+        self._told = (hint, self.label.minimumSizeHint())
+        return hint
+
+    def minimumSizeHint(self) -> QSize:
+        hint = self.label.minimumSizeHint()
+        self._told = (self.label.sizeHint(), hint)
+        return hint
+
+    def hasHeightForWidth(self) -> bool:
+        return self.label.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:
+        height = self.label.heightForWidth(width)
+        self._heights[width] = height
+        return height
+
+    def _changed(self) -> bool:
+        """Whether a hint the layout has read since it was last told is now different."""
+        label = self.label
+        if self._told is not None and self._told != (label.sizeHint(), label.minimumSizeHint()):
+            return True
+        if len(self._heights) > self.MAX_WIDTHS:
+            return True
+        return any(label.heightForWidth(w) != h for w, h in self._heights.items())
+
+    def _tell(self) -> None:
+        self._told = None
+        self._heights = {}
+        self.updateGeometry()
+
+    def event(self, event: QEvent) -> bool:
+        """The label's ``updateGeometry`` lands here: pass it on only on a change."""
+        if event.type() == QEvent.Type.LayoutRequest:
+            if self._changed():
+                self._tell()
+            return True
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown again: what changed while hidden posted nothing; tell the layout."""
+        super().showEvent(event)
+        self._tell()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.label.setGeometry(self.rect())
 
 
 def _s(x: float | None, nd: int = 1) -> str:
@@ -96,6 +190,8 @@ class SummaryStrip(QFrame):
         self.headline.setFont(ui_font(scale, 5, bold=True))
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setWordWrap(True)  # a narrow window wraps it rather than growing
+        #: The headline's box: a new headline as big as the last re-lays out nothing.
+        self.headline_box = SteadyBox(self.headline)
         #: The payoff line, second-biggest text on screen: when the last answer appeared
         #: in the combined reply vs in parallel.
         self.payoff = QLabel("")
@@ -103,6 +199,7 @@ class SummaryStrip(QFrame):
         self.payoff.setTextFormat(Qt.TextFormat.RichText)
         self.payoff.setWordWrap(True)
         self.payoff.hide()
+        self.payoff_box = SteadyBox(self.payoff)
         #: What happened and why: the diagnosis line, the speed-up split with the
         #: sequential baseline, and the fair-mode offer when side by side compared nothing.
         self.explain = QLabel("")
@@ -117,14 +214,15 @@ class SummaryStrip(QFrame):
         self.details.setFont(ui_font(scale, 0.5))
         self.details.setTextFormat(Qt.TextFormat.RichText)
         self.details.setWordWrap(True)
+        self.details_box = SteadyBox(self.details)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(14, 8, 14, 10)
         lay.setSpacing(2)
         lay.addWidget(self.banner)
-        lay.addWidget(self.headline)
-        lay.addWidget(self.payoff)
+        lay.addWidget(self.headline_box)
+        lay.addWidget(self.payoff_box)
         lay.addWidget(self.explain)
-        lay.addWidget(self.details)
+        lay.addWidget(self.details_box)
         self.throttle = Throttle(self.refresh, 100, self)
 
     def clear(self, text: str = "") -> None:
