@@ -5,7 +5,9 @@
 launcher of that endpoint is handed to it by the layer that starts things (``cli``, the
 window's controller). This module sits outside the layers and imports nothing of
 splitdesk, so both sides may read it: the default profile's name, the model name the
-built-in endpoint answers to, and the shape of a launcher.
+built-in endpoint answers to, the shape of a launcher, and the shape of the per-run nonce
+line a repeated comparison opens its prompts with (the core writes it, the built-in
+endpoint reads past it so its answers do not depend on the nonce).
 """
 
 from __future__ import annotations
@@ -17,6 +19,31 @@ from typing import Any, Protocol
 DEFAULT_PROFILE = "batching"
 #: The model name the built-in endpoint serves.
 BUILTIN_MODEL = "splitdesk-sim"
+
+#: A repeated run's nonce line is ``NONCE_LINE_PREFIX + nonce + NONCE_LINE_SUFFIX``, the
+#: first line of every prompt of that run (``core/repeats.py`` ``with_nonce``).
+NONCE_LINE_PREFIX = "[run "
+NONCE_LINE_SUFFIX = "]"
+
+
+def nonce_line(nonce: str) -> str:
+    """The line (without its newline) that opens every prompt of a run with ``nonce``."""
+    return f"{NONCE_LINE_PREFIX}{nonce}{NONCE_LINE_SUFFIX}"
+
+
+def split_nonce_line(prompt: str) -> tuple[str | None, str]:
+    """(the nonce, the rest of the prompt) when ``prompt`` opens with a :func:`nonce_line`
+    followed by a newline; ``(None, prompt)`` otherwise."""
+    first, sep, rest = prompt.partition("\n")
+    if (
+        sep
+        and len(first) > len(NONCE_LINE_PREFIX) + len(NONCE_LINE_SUFFIX)
+        and first.startswith(NONCE_LINE_PREFIX)
+        and first.endswith(NONCE_LINE_SUFFIX)
+        and " " not in first[len(NONCE_LINE_PREFIX) : -len(NONCE_LINE_SUFFIX)]
+    ):
+        return first[len(NONCE_LINE_PREFIX) : -len(NONCE_LINE_SUFFIX)], rest
+    return None, prompt
 
 
 class BuiltinEndpoint(Protocol):

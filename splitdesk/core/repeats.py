@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from splitdesk.builtin_endpoint import nonce_line, split_nonce_line
 from splitdesk.core.metrics import GroupMetrics, Spread, speedup, spread, summarize
 from splitdesk.core.plans import RunPlan
 from splitdesk.core.report import SIDES, BenchRun, bench_document, split_run
@@ -48,11 +49,13 @@ def new_nonce() -> str:
 
 def with_nonce(plan: RunPlan, nonce: str) -> RunPlan:
     """``plan`` with every prompt prefixed by ``"[run <nonce>]\\n"`` — a different first
-    line in every run, so no request of it can reuse a previous run's cached prefix."""
+    line in every run, so no request of it can reuse a previous run's cached prefix (the
+    line's shape: :func:`splitdesk.builtin_endpoint.nonce_line`)."""
+    line = nonce_line(nonce)
     phases = tuple(
         replace(
             phase,
-            requests=tuple(replace(r, prompt=f"[run {nonce}]\n{r.prompt}") for r in phase.requests),
+            requests=tuple(replace(r, prompt=f"{line}\n{r.prompt}") for r in phase.requests),
         )
         for phase in plan.phases
     )
@@ -63,10 +66,7 @@ def nonce_of(state: RunState) -> str | None:
     """The nonce opening the prompts of ``state``'s requests (:func:`with_nonce`'s line),
     or ``None`` when its first request's prompt has none."""
     prompt = state.requests[0].prompt if state.requests else ""
-    first, sep, _ = prompt.partition("\n")
-    if sep and first.startswith("[run ") and first.endswith("]"):
-        return first[5:-1]
-    return None
+    return split_nonce_line(prompt)[0]
 
 
 def order_plan(plan: RunPlan, repeat: int, alternate: bool = True) -> RunPlan:

@@ -8,12 +8,18 @@ start, numbered 1, 2, 3 …) is answered question by question; anything else is 
 The marker is read from the prompt: the first quoted or back-quoted phrase containing a
 standalone ``k`` (``"Answer k:"``, ``"### Question k"``); ``{k}`` marks the number. When
 the prompt names none, ``Answer {k}:`` is used.
+
+A repeated comparison's per-run nonce line (``splitdesk.builtin_endpoint.nonce_line``),
+when it opens the prompt, is read past: it is there to defeat a prefix cache, and the
+answer must not depend on it (it still counts in the prompt's tokens: the server got it).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from splitdesk.builtin_endpoint import split_nonce_line
 
 DEFAULT_MARKER = "Answer {k}:"
 
@@ -32,6 +38,7 @@ class PromptReading:
 
 def read_prompt(text: str) -> PromptReading:
     """Questions in ``text`` and the answer marker; see the module docstring for the rules."""
+    text = split_nonce_line(text)[1]
     items: list[str] = []
     for m in _ITEM_RE.finditer(text):
         number = int(m.group(1))
