@@ -615,10 +615,14 @@ def diagnose_repeats(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> Dia
 def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[str, object]:
     """The bench JSON's ``summary`` additions: ``diagnosis`` (:meth:`Diagnosis.to_json`) and,
     when a repeat ran combined, parallel and sequential with every request done,
-    ``prompt_shape_factor`` and ``concurrency_factor`` of the repeat whose speed-up is the
-    median (``median_low``), so their product is that repeat's speed-up."""
+    ``prompt_shape_factor`` and ``concurrency_factor``: :func:`decompose` of the median
+    makespans over those repeats, so they are the ratios of the medians the table prints
+    (their product is median(combined) / median(parallel), which with several repeats may
+    differ from ``speedup``, the median of each repeat's ratio). When some repeats had to be
+    left out, ``split_note`` says over how many the factors were taken."""
     out: dict[str, object] = {"diagnosis": diagnose_repeats(repeats).to_json()}
-    decs: list[Decomposition] = []
+    complete: list[dict[str, GroupMetrics]] = []
+    ran = 0
     for phases in repeats:
         groups: dict[str, GroupMetrics] = {}
         for phase in phases:
@@ -626,14 +630,22 @@ def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[s
                 name = phase[0].group
                 n = len({q for t in phase for q in t.questions})
                 groups[name] = group_metrics(phase, name, n)
-        dec = decompose_groups(groups)
+        ran += bool(groups)
+        if decompose_groups(groups) is not None:
+            complete.append(groups)
+    if complete:
+        c, p, s = (
+            statistics.median(g[name].makespan_s or 0.0 for g in complete)
+            for name in ("combined", "parallel", "sequential")
+        )
+        dec = decompose(c, p, s)
         if dec is not None:
-            decs.append(dec)
-    if decs:
-        mid = statistics.median_low(d.speedup for d in decs)
-        dec = next(d for d in decs if d.speedup == mid)
-        out["prompt_shape_factor"] = round(dec.prompt_shape_factor, 4)
-        out["concurrency_factor"] = round(dec.concurrency_factor, 4)
+            out["prompt_shape_factor"] = round(dec.prompt_shape_factor, 4)
+            out["concurrency_factor"] = round(dec.concurrency_factor, 4)
+            if len(complete) < ran:
+                out["split_note"] = (
+                    f"over the {len(complete)} of {ran} repeats where every request succeeded"
+                )
     return out
 
 
@@ -649,10 +661,15 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             lines.append(f"{'':22}also: {note.get('text', '')}")
     shape, conc = summary.get("prompt_shape_factor"), summary.get("concurrency_factor")
     if shape is not None and conc is not None:
-        lines.append(
+        line = (
             f"{'Speed-up split:':22}{shape:.2f}× prompt shape (combined → sequential) × "
             f"{conc:.2f}× concurrency (sequential → parallel) = {shape * conc:.2f}×"
         )
+        if int(summary.get("repeats") or 1) > 1:  # bench_summary: ratios of the medians
+            line += " (ratios of the median latencies"
+            note = summary.get("split_note")
+            line += f", {note})" if note else ")"
+        lines.append(line)
     return lines
 
 
