@@ -159,11 +159,12 @@ def repeats_line(
         parts.append(f"{warmup} warm-up round{'s' if warmup != 1 else ''} discarded")
     if pause_s:
         parts.append(f"{pause_s:g} s pause between runs")
-    parts.append(
-        "a per-run nonce opens every prompt (no prefix-cache reuse across runs)"
-        if nonce
-        else "no nonce: repeated prompts may hit the server's prefix cache"
-    )
+    if repeat > 1 or warmup:  # one run repeats nothing: the nonce would change nothing
+        parts.append(
+            "a per-run nonce opens every prompt (no prefix-cache reuse across runs)"
+            if nonce
+            else "no nonce: repeated prompts may hit the server's prefix cache"
+        )
     return "repeats: " + "; ".join(parts)
 
 

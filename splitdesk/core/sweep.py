@@ -254,7 +254,7 @@ def format_sweep_table(doc: dict[str, Any]) -> str:
     k = doc["repeat"]
     lines = [
         f"splitdesk sweep · {ep['url']} · {ep['api']} · {ep['model']} · N = 1…{doc['max_n']}"
-        f" · {k} repeat{'s' if k != 1 else ''} (medians)",
+        f" · {k} repeat{'s (medians)' if k != 1 else ''}",
         f"{'N':>3} {'combined':>10} {'parallel':>10} {'speed-up':>9} {'predicted':>10} "
         f"{'ideal':>6}",
     ]
@@ -268,12 +268,20 @@ def format_sweep_table(doc: dict[str, Any]) -> str:
     client = doc.get("client")
     if client:
         lines.append(ClientPattern(client["connections"] == "cold", client["release"]).describe())
-    if doc["generated_questions"]:
-        lines.append(
-            f"{doc['generated_questions']} of the {doc['max_n']} questions were generated "
-            "(the set was shorter)."
-        )
+    generated = generated_note(doc)
+    if generated:
+        lines.append(generated)
     return "\n".join(lines)
+
+
+def generated_note(doc: dict[str, Any]) -> str | None:
+    """How many of a sweep document's questions were generated (the set was shorter than
+    ``max_n``), as a sentence; ``None`` when none was."""
+    n = doc.get("generated_questions") or 0
+    if not n:
+        return None
+    verb = "was" if n == 1 else "were"
+    return f"{n} of the {doc['max_n']} questions {verb} generated (the set was shorter)."
 
 
 async def _sweep(

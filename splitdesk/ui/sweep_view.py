@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.client_pattern import ClientPattern
+from splitdesk.core.sweep import generated_note
 from splitdesk.core.sweep_files import (
     SweepFileError,
     sweep_csv,
@@ -172,11 +173,9 @@ class SweepView(QDialog):
         self.client = QLabel(client_line(doc))
         self.client.setFont(ui_font(scale, -1))
         notes = []
-        if doc.get("generated_questions"):
-            notes.append(
-                f"{doc['generated_questions']} of the {doc['max_n']} questions were generated "
-                "(the set was shorter)."
-            )
+        generated = generated_note(doc)
+        if generated:
+            notes.append(generated)
         failed = [str(r["n"]) for r in rows if r.get("failed")]
         if failed:
             notes.append(f"Requests failed at N = {', '.join(failed)}: those speed-ups are —.")
