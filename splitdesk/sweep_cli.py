@@ -23,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "speed-up per N beside the ideal (N) and, on the built-in endpoint, the cost model's "
         "prediction (and a JSON document with --json).",
     )
+    # checked in run(), not by argparse: its required-argument error would come before the
+    # unknown options are named (splitdesk.cli.main names those first, as for bench)
     p.add_argument(
-        "--max-n", type=int, required=True, metavar="N", help="largest number of questions (1-64)"
+        "--max-n", type=int, metavar="N", help="largest number of questions (1-64; required)"
     )
     add_bench_arguments(p)
     for action in p._actions:  # bench options that mean nothing to a sweep
@@ -43,6 +45,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"splitdesk sweep: error: {message}", file=sys.stderr)
         return 2
 
+    if args.max_n is None:
+        return fail("the following arguments are required: --max-n (see splitdesk sweep --help)")
     if not 1 <= args.max_n <= 64:
         return fail(f"--max-n must be between 1 and 64 (got {args.max_n})")
     if args.mode != "all":
