@@ -226,7 +226,13 @@ def load_question_set(path: Path) -> QuestionSet:
     with the file name for unreadable or invalid files. Blocking: call off the GUI thread."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM from Windows editors is not text
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
+        byte = exc.object[exc.start]
+        raise QuestionFileError(
+            f"{path.name}: cannot read: not UTF-8 text (byte 0x{byte:02x} at offset {exc.start}); "
+            "save the questions as UTF-8 (TOML or one question per line)"
+        ) from None
+    except OSError as exc:
         raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
     try:
         return parse_question_set(
