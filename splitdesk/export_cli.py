@@ -193,6 +193,18 @@ def _text_exports(recording: Any, asked: dict[str, str]) -> int:
     return 0
 
 
+def animation_line(
+    kind: str, target: Path, frames: int, fps: float, plays_s: float, size_mb: float, took_s: float
+) -> str:
+    """What the export prints for a written animation: how long it plays (``plays_s``,
+    :func:`splitdesk.ui.encoders.animation_seconds`), its size and, apart, how long it took
+    to render (``took_s``), so the render time does not read as the animation's length."""
+    return (
+        f"{kind}: wrote {target} ({frames} frames at {fps:g} fps, plays {plays_s:.1f} s, "
+        f"{size_mb:.1f} MB; rendered in {took_s:.1f} s)"
+    )
+
+
 def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import asyncio
@@ -201,7 +213,7 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
     from PySide6.QtWidgets import QApplication
 
     from splitdesk.core.settings import AppSettings
-    from splitdesk.ui.encoders import EncodeError
+    from splitdesk.ui.encoders import EncodeError, animation_seconds
     from splitdesk.ui.exports import (
         AnimationOptions,
         ReplayFrames,
@@ -251,7 +263,8 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
             )
             took = time.monotonic() - started
             size_mb = (await asyncio.to_thread(target.stat)).st_size / 1e6
-            print(f"{kind}: wrote {target} ({n} frames, {size_mb:.1f} MB, {took:.1f} s)")
+            plays_s = animation_seconds(n, args.fps, kind)
+            print(animation_line(kind, target, n, args.fps, plays_s, size_mb, took))
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

@@ -75,6 +75,14 @@ def gif_delays_cs(frames: int, fps: float) -> list[int]:
     return [round(100 * (k + 1) / fps) - round(100 * k / fps) for k in range(frames)]
 
 
+def animation_seconds(frames: int, fps: float, kind: str) -> float:
+    """How long an animation of ``frames`` frames at ``fps`` plays (seconds): ``frames /
+    fps``, for a GIF in whole centiseconds (the sum of :func:`gif_delays_cs`)."""
+    if kind == "gif":
+        return sum(gif_delays_cs(frames, fps)) / 100
+    return frames / fps
+
+
 class GifWriter:
     """Writes a looping GIF frame by frame (module docstring). ``palette_from``: RGB bytes
     of a frame whose colours make the file's palette (the run's last frame)."""
