@@ -43,6 +43,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quit", action="store_true", help="close the window after the replay")
     p.add_argument("--theme", choices=["dark", "light"], help="colour theme")
     p.add_argument("--scale", type=float, help="text size factor, e.g. 1.5 for a projector")
+    from splitdesk.cli import _window_size  # cli imports this module; no cycle at load time
+
+    p.add_argument(
+        "--size",
+        type=_window_size,
+        metavar="WxH",
+        help="window size in pixels for this session, e.g. 1280x720 (a projector, a slide)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             quit=args.quit,
             theme=args.theme,
             scale=args.scale,
+            size=args.size,
             replay=path,
             replay_speed=args.speed,
             replay_run=args.run - 1,

@@ -264,6 +264,7 @@ class MainWindow(QMainWindow):
             view_menu.addAction(self.server_lane.action)
         #: Presentation mode and scenarios (F11, the toolbar's Present button).
         self.presentation = Presentation(self)
+        self._short_labels[self.presentation.action] = "▣"
         #: File → Export: pictures, figures, the Perfetto trace, GIF/MP4 animations.
         self.exports = ExportMenu(self)
         #: Engineer menu: the client's pattern (cold connections, release)
@@ -347,6 +348,11 @@ class MainWindow(QMainWindow):
         theme_action.triggered.connect(self._toggle_theme)
         bar.addAction(theme_action)
         self._toolbar = bar
+        #: Short labels the toolbar's last buttons show when the window is too narrow for
+        #: their whole ones (Present adds its own).
+        self._short_labels: dict[QAction, str] = {
+            theme_action: "Light" if self.theme.name == "dark" else "Dark"
+        }
 
     # -- inputs ---------------------------------------------------------------------------------
     def _inputs_changed(self) -> None:
@@ -385,26 +391,50 @@ class MainWindow(QMainWindow):
     def _fit_endpoint_button(self) -> None:
         """The endpoint button's longest wording that fits beside the other toolbar
         buttons ("Built-in · batching · 1×", "batching · 1×", "batching"), never pushed
-        into the toolbar's overflow menu; the full wording on hover."""
+        into the toolbar's overflow menu; the full wording on hover. The buttons after the
+        spacer (theme, Present) keep their room too: when even the shortest wording leaves
+        them none, they show their short labels (:attr:`_short_labels`), and their whole
+        ones on hover."""
         full = self.endpoint.summary()
         parts = full.split(" · ")
         variants = [full, " · ".join(parts[1:]), parts[1] if len(parts) > 1 else full]
         bar = self._toolbar
-        taken = 0  # from the actions, whether or not the toolbar has them in its overflow
+        before: list[QWidget] = []  # the widgets taking room, whether or not in the overflow
+        after: list[QAction] = []  # the actions after the spacer that may go short
+        seen_spacer = False
         for action in bar.actions():
             w = bar.widgetForAction(action)
             if w is self._toolbar_spacer:
-                break
-            if not action.isVisible() or w is self.endpoint_button:
+                seen_spacer = True
+            elif not action.isVisible() or w is self.endpoint_button or w is None:
                 continue
-            taken += (w.sizeHint().width() if w is not None else 0) + 6
-        room = bar.contentsRect().width() - taken - 40  # separators, handle, overflow arrow
-        chosen = variants[-1]
-        for text in variants:
-            self.endpoint_button.setText(text + "  ▾")
-            if self.endpoint_button.sizeHint().width() <= room:
-                chosen = text
+            elif not seen_spacer:
+                before.append(w)
+            elif w is not self.problem_label:
+                after.append(action)
+        chosen, short = variants[-1], True
+        for short_labels in (False, True):
+            for action in after:
+                label = self._short_labels.get(action) if short_labels else None
+                action.setIconText(label or action.text())
+            widths = [w.sizeHint().width() for w in before]
+            widths += [w.sizeHint().width() for a in after if (w := bar.widgetForAction(a))]
+            taken = sum(width + 6 for width in widths)
+            room = bar.contentsRect().width() - taken - 40  # separators, handle, overflow arrow
+            fits = None
+            for text in variants:
+                self.endpoint_button.setText(text + "  ▾")
+                if self.endpoint_button.sizeHint().width() <= room:
+                    fits = text
+                    break
+            if fits is not None:
+                chosen, short = fits, short_labels
                 break
+        for action in after:  # as chosen (short ones when nothing fits)
+            label = self._short_labels.get(action) if short else None
+            action.setIconText(label or action.text())
+            if not action.toolTip().startswith(action.text()):
+                action.setToolTip(f"{action.text()}: {action.toolTip()}")
         self.endpoint_button.setText(chosen + "  ▾")
         self.endpoint_button.setToolTip(f"Choose the endpoint ({full})")
 

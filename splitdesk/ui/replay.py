@@ -21,12 +21,18 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
+    QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSlider,
+    QStyle,
+    QStyleOptionButton,
     QToolBar,
     QWidget,
 )
@@ -199,48 +205,198 @@ def _fmt_time(t: float) -> str:
     return f"{t:5.2f} s"
 
 
+class _Banner(QLabel):
+    """The "REPLAY of …" banner: its whole wording when there is room, else cut short with
+    "…" (never below "REPLAY …"), so the controls beside it keep their room. :meth:`text`
+    is the whole wording; the tooltip says when and with what it was recorded."""
+
+    def __init__(self, scale: float) -> None:
+        super().__init__("")
+        self._full = ""
+        self._around = 0  #: pixels around the text: padding and margins
+        self.setObjectName("replayBanner")
+        self.setFont(ui_font(scale, 1, bold=True))
+        self.setStyleSheet(
+            "QLabel#replayBanner { background: #b3541e; color: white; padding: 3px 10px;"
+            " border-radius: 4px; }"
+        )
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self.ensurePolished()  # the style sheet's padding counts in the hint
+        QLabel.setText(self, text)
+        self._around = max(0, super().sizeHint().width() - self._advance(text))
+        self.updateGeometry()
+        self._fit()
+
+    def text(self) -> str:
+        return self._full
+
+    def _advance(self, text: str) -> int:
+        return self.fontMetrics().horizontalAdvance(text)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._advance(self._full) + self._around, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        short = min(self._full, "REPLAY …", key=len)
+        return QSize(self._advance(short) + self._around, super().minimumSizeHint().height())
+
+    def _fit(self) -> None:
+        room = self.width() - self._around
+        QLabel.setText(
+            self, self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, room)
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
+class _Scrubber(QSlider):
+    """The replay's slider, asking for ``length`` pixels (a slider's own hint is short):
+    when the row is tight, the banner and the slider give up room in proportion."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__(Qt.Orientation.Horizontal)
+        self._length = length
+
+    def sizeHint(self) -> QSize:
+        return QSize(max(self._length, self.minimumWidth()), super().sizeHint().height())
+
+
+class _Controls(QWidget):
+    """The replay bar's one row: it takes the bar's whole width, so the toolbar never
+    moves a control into its overflow menu; the scrubber gets what the others leave."""
+
+    def __init__(self, bar: ReplayBar) -> None:
+        super().__init__(bar)
+        self.bar = bar
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:
+        # what it needs with the short wordings: the toolbar never sees it as too wide
+        return QSize(self.bar.needed_width(compact=True), super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.bar.set_compact(event.size().width() < self.bar.needed_width(compact=False))
+
+
 class ReplayBar(QToolBar):
-    """The replay's controls: banner, play/pause, restart, speed, scrubber, time, close."""
+    """The replay's controls: banner, play/pause, restart, speed, scrubber, time, close.
+
+    One row of its own under the main toolbar, laid out by a box layout (not the toolbar's,
+    which would push the scrubber into its overflow menu on a narrow window): the banner
+    is cut short first, then the buttons drop their words for their symbols (the words on
+    hover); the scrubber always keeps at least :attr:`min_scrub` pixels."""
+
+    #: (whole wording, short wording) of the buttons.
+    PLAY = ("▶ Play", "▶")
+    PAUSE = ("⏸ Pause", "⏸")
+    RESTART = ("⏮ Restart", "⏮")
+    CLOSE = ("✕ Close replay", "✕")
 
     def __init__(self, scale: float, parent: QWidget | None = None) -> None:
         super().__init__("Replay", parent)
         self.setObjectName("replayBar")
         self.setMovable(False)
-        self.banner = QLabel("")
-        self.banner.setObjectName("replayBanner")
-        self.banner.setFont(ui_font(scale, 1, bold=True))
-        self.banner.setStyleSheet(
-            "QLabel#replayBanner { background: #b3541e; color: white; padding: 3px 10px;"
-            " border-radius: 4px; }"
-        )
-        self.play_button = QPushButton("⏸ Pause")
+        self.compact = False
+        self._playing = True
+        self.banner = _Banner(scale)
+        self.play_button = QPushButton(self.PAUSE[0])
         self.play_button.setToolTip("Pause or resume the replay")
-        self.restart_button = QPushButton("⏮ Restart")
+        self.restart_button = QPushButton(self.RESTART[0])
         self.restart_button.setToolTip("Play the recording again from the start")
         self.speed = QComboBox()
         for s in SPEEDS:
             self.speed.addItem(f"{s:g}×", s)
         self.speed.setToolTip("Replay speed (recorded time per second)")
-        self.scrubber = QSlider(Qt.Orientation.Horizontal)
+        self.scrubber = _Scrubber(int(480 * scale))
         self.scrubber.setRange(0, SCRUB_STEPS)
         self.scrubber.setToolTip("Drag to any moment: panes, timeline and summary show it")
-        self.scrubber.setMinimumWidth(int(200 * scale))
+        self.min_scrub = int(160 * scale)
+        self.scrubber.setMinimumWidth(self.min_scrub)
+        self.scrubber.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.clock = QLabel("")
         self.clock.setFont(ui_font(scale, 0))
         self.runs = QComboBox()
         self.runs.setToolTip("This recording holds several runs (bench: one per mode and repeat)")
-        self.close_button = QPushButton("✕ Close replay")
+        self.close_button = QPushButton(self.CLOSE[0])
         self.close_button.setToolTip("Leave the replay; Run works as usual")
-        self.addWidget(self.banner)
-        self.runs_action = self.addWidget(self.runs)
-        self.addSeparator()
-        self.addWidget(self.play_button)
-        self.addWidget(self.restart_button)
-        self.addWidget(self.speed)
-        self.addWidget(self.scrubber)
-        self.addWidget(self.clock)
-        self.addSeparator()
-        self.addWidget(self.close_button)
+        #: Shows or hides the run chooser (a recording of several runs).
+        self.runs_action = QAction("Runs", self)
+        self.runs_action.changed.connect(lambda: self.runs.setVisible(self.runs_action.isVisible()))
+        self._lines: list[QFrame] = []
+        self.controls = _Controls(self)
+        row = QHBoxLayout(self.controls)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(int(6 * scale))
+        for w in (self.banner, self.runs, self._separator(), self.play_button):
+            row.addWidget(w)
+        for w in (self.restart_button, self.speed):
+            row.addWidget(w)
+        row.addWidget(self.scrubber, 1)
+        row.addWidget(self.clock)
+        row.addWidget(self._separator())
+        row.addWidget(self.close_button)
+        self._row = row
+        self.addWidget(self.controls)
+
+    def _separator(self) -> QFrame:
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.VLine)
+        line.setFrameShadow(QFrame.Shadow.Sunken)
+        self._lines.append(line)
+        return line
+
+    def _buttons(self) -> list[tuple[QPushButton, tuple[str, str]]]:
+        play = self.PAUSE if self._playing else self.PLAY
+        return [
+            (self.play_button, play),
+            (self.restart_button, self.RESTART),
+            (self.close_button, self.CLOSE),
+        ]
+
+    @staticmethod
+    def _button_width(button: QPushButton, text: str) -> int:
+        """``button``'s width hint if it said ``text`` (as ``QPushButton.sizeHint`` does)."""
+        opt = QStyleOptionButton()
+        button.initStyleOption(opt)
+        opt.text = text
+        metrics = button.fontMetrics()
+        size = metrics.size(Qt.TextFlag.TextShowMnemonic, text)
+        size = QSize(size.width(), max(size.height(), metrics.height()))
+        return (
+            button.style()
+            .sizeFromContents(QStyle.ContentsType.CT_PushButton, opt, size, button)
+            .width()
+        )
+
+    def needed_width(self, compact: bool) -> int:
+        """Width the row needs with the buttons' whole (or short) wordings, the banner cut to
+        its shortest and the scrubber at its least."""
+        parts = [self._button_width(b, words[1 if compact else 0]) for b, words in self._buttons()]
+        parts += [self.banner.minimumSizeHint().width(), self.min_scrub]
+        parts += [self.speed.sizeHint().width(), self.clock.sizeHint().width()]
+        if not self.runs.isHidden():
+            parts.append(self.runs.sizeHint().width())
+        parts += [line.sizeHint().width() for line in self._lines]
+        return sum(parts) + self._row.spacing() * (len(parts) - 1)
+
+    def set_compact(self, compact: bool) -> None:
+        """The buttons' short wordings (symbols; their tooltips say what they do) or whole ones."""
+        self.compact = compact
+        for button, words in self._buttons():
+            text = words[1 if compact else 0]
+            if button.text() != text:
+                button.setText(text)
+
+    def set_playing(self, playing: bool) -> None:
+        """Play/pause button for a replay that is ``playing`` (pause) or paused (play)."""
+        self._playing = playing
+        self.set_compact(self.compact)
 
 
 class ReplayDriver(QObject):
@@ -348,7 +504,7 @@ class ReplayDriver(QObject):
         self.bar.clock.setText(f"{_fmt_time(position)} / {_fmt_time(player.duration)}")
 
     def _playing(self, playing: bool) -> None:
-        self.bar.play_button.setText("⏸ Pause" if playing else "▶ Play")
+        self.bar.set_playing(playing)
 
     def _finished(self, state: RunState) -> None:
         self.window._run_finished(state)

@@ -1,0 +1,107 @@
+"""A replay on a narrow window or a projector (1280×720, 1024×768, --scale 1.5): the
+replay scrubber stays on screen (the status bar tells the user to drag it) and no toolbar
+button is pushed into a toolbar's overflow menu. Real widgets, offscreen."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import QApplication, QToolBar, QToolButton, QWidget
+from ui.conftest import wait_signal, wait_until
+
+from splitdesk.core.recording import load_recording
+from splitdesk.core.settings import AppSettings
+from splitdesk.ui.controller import RunController
+from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.main_window import MainWindow
+from splitdesk.ui.recordings import demo_files
+from splitdesk.ui.theme import DARK, apply_theme
+
+
+@pytest_asyncio.fixture
+async def window_at_scale(qtbot: Any) -> AsyncIterator[Callable[[float], MainWindow]]:
+    """A window at a text scale (the app's theme applied at that scale, as ``--scale``
+    does); closed, and the app's look restored, afterwards."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    saved = (app.font(), app.styleSheet(), app.palette())
+    app.setQuitOnLastWindowClosed(False)  # as in splitdesk.app
+    collector = GuiGarbageCollector()
+    made: list[MainWindow] = []
+
+    def make(scale: float) -> MainWindow:
+        apply_theme(app, DARK, scale)
+        window = MainWindow(AppSettings(), RunController(), DARK, scale)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        if not window._closed:
+            window.close()
+            await wait_signal(window.closed, 10)
+        window.deleteLater()
+    app.setStyleSheet(saved[1])
+    app.setFont(saved[0])
+    app.setPalette(saved[2])
+    collector.stop()
+
+
+def rect_in_window(widget: QWidget, window: MainWindow) -> QRect:
+    return QRect(widget.mapTo(window, widget.rect().topLeft()), widget.size())
+
+
+def problems(window: MainWindow) -> list[str]:
+    """What is wrong with the toolbars as laid out now (empty: nothing)."""
+    found: list[str] = []
+    bar = window.recordings.replay.bar
+    scrubber = bar.scrubber
+    if not scrubber.isVisible():
+        found.append("the scrubber is hidden")
+    elif not window.rect().contains(rect_in_window(scrubber, window)):
+        found.append(f"the scrubber sticks out: {rect_in_window(scrubber, window)}")
+    elif scrubber.width() < bar.min_scrub:
+        found.append(f"the scrubber is {scrubber.width()} px wide")
+    toolbars = [t for t in window.findChildren(QToolBar) if t.isVisible()]
+    if bar not in toolbars:
+        found.append("the replay bar is hidden")
+    for toolbar in toolbars:
+        ext = toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+        if ext is not None and ext.isVisible():
+            found.append(f"{toolbar.windowTitle()}: overflow button shown")
+        for action in toolbar.actions():
+            w = toolbar.widgetForAction(action)
+            if not action.isVisible() or action.isSeparator() or w is None:
+                continue
+            if not w.isVisible():
+                found.append(f"{toolbar.windowTitle()}: {action.text() or w!r} hidden")
+            elif not window.rect().contains(rect_in_window(w, window)):
+                found.append(f"{toolbar.windowTitle()}: {action.text() or w!r} sticks out")
+    return found
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+async def test_replay_scrubber_and_toolbar_buttons_fit_narrow_windows(
+    window_at_scale: Any, scale: float
+) -> None:
+    window = window_at_scale(scale)
+    demo = dict(demo_files())["batching"]
+    driver = window.recordings.replay
+    driver.open(load_recording(demo), speed=4.0)
+    assert driver.player is not None
+    driver.player.pause()  # the layout is what is checked, not the playback
+    sizes = [(1280, 720), (1024, 768)] if scale == 1.0 else [(1280, 720)]
+    for size in sizes:
+        window.resize(*size)
+        await wait_until(lambda s=size: window.size().toTuple() == s, 5, f"resized to {size}")
+        await wait_until(lambda: not problems(window), 5, f"toolbars fit at {size}×{scale}")
+    # The buttons' whole wordings stay where they fit (a wide window).
+    window.resize(1900, 1000)
+    await wait_until(lambda: driver.bar.close_button.text() == "✕ Close replay", 5)
+    assert driver.bar.banner.text().startswith("REPLAY of ")
