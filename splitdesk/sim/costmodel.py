@@ -120,6 +120,15 @@ class BatchEngine:
     def idle(self) -> bool:
         return not self.running and not self.waiting
 
+    @property
+    def queued(self) -> int:
+        """Waiting sequences beyond the batch's free slots: those queued for a slot
+        (``max_num_seqs``), not those that arrived during a step and join the batch at its
+        end (a real server's scheduler admits those within the step they arrive in, so its
+        waiting gauge, read between steps, shows them as running)."""
+        free = max(0, self.params.max_num_seqs - len(self.running))
+        return max(0, len(self.waiting) - free)
+
     def plan_step(self) -> Step:
         """Admit waiting sequences and return the next step. Raises ``RuntimeError`` if idle."""
         if self.idle:

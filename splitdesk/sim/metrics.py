@@ -7,7 +7,9 @@ and llama.cpp use); the mapping of each server family's names to running / waiti
 use is data (``resources/server_metrics.toml``), read by :mod:`splitdesk.core.server_metrics`.
 
 * ``splitdesk:num_requests_running`` (gauge): sequences in the decode batch now;
-* ``splitdesk:num_requests_waiting`` (gauge): sequences queued for a slot (``max_num_seqs``);
+* ``splitdesk:num_requests_waiting`` (gauge): sequences queued for a slot (``max_num_seqs``),
+  :attr:`~splitdesk.sim.costmodel.BatchEngine.queued`: not those that arrived during the
+  current step and join the batch at its end;
 * ``splitdesk:kv_cache_tokens`` (gauge, tokens): context tokens the running sequences hold
   (prompt + generated), the cost model's ``t_ctx`` term. The model has no KV capacity, so
   no usage fraction is claimed;
@@ -42,7 +44,7 @@ class SchedulerCollector(Collector):
         yield GaugeMetricFamily(
             "splitdesk:num_requests_waiting",
             "Sequences queued for a free slot (max_num_seqs).",
-            value=len(engine.waiting),
+            value=engine.queued,
         )
         yield GaugeMetricFamily(
             "splitdesk:kv_cache_tokens",

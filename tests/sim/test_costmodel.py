@@ -136,3 +136,23 @@ def test_bad_parameters_are_refused() -> None:
         SimParams(t_base=-1)
     with pytest.raises(KeyError):
         SimParams.for_profile("nope")
+
+
+@pytest.mark.parametrize(
+    ("slots", "running", "arrived", "queued"),
+    [(8, 0, 5, 0), (8, 6, 5, 3), (1, 1, 4, 4), (2, 0, 3, 1)],
+)
+def test_queued_counts_only_sequences_without_a_free_slot(
+    slots: int, running: int, arrived: int, queued: int
+) -> None:
+    """The waiting gauge of ``/metrics``: sequences that arrived during a step and fit the
+    batch join it at the step's end, so they are not queued; the rest wait for a slot."""
+    engine = BatchEngine(HAND.model_copy(update={"max_num_seqs": slots}))
+    for key in range(running):
+        engine.add(Sequence(key, 10, 50))
+    if running:
+        engine.plan_step()
+    for key in range(running, running + arrived):
+        engine.add(Sequence(key, 10, 50))
+    assert (len(engine.running), len(engine.waiting)) == (running, arrived)
+    assert engine.queued == queued
