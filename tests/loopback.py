@@ -49,9 +49,7 @@ class Connections:
             pass
         finally:
             self._open.discard(writer)
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
+            await _close(writer)
 
     async def close(self, server: asyncio.Server) -> None:
         """Stop reading ``server``'s listening sockets, give the connections already accepted
@@ -72,8 +70,24 @@ class Connections:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             for writer in list(self._open):
-                writer.close()
-                with contextlib.suppress(ConnectionError):
-                    await writer.wait_closed()
+                await _close(writer)
                 self._open.discard(writer)
         await server.wait_closed()
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
+    """Close ``writer``'s connection: gracefully for up to :data:`CLOSE_S`, then abort.
+
+    A graceful close waits until what was written has been sent, which never happens when
+    the client stopped reading and kept its socket open (a stream stopped mid-answer):
+    ``wait_closed`` then waited forever, in a handler that stopping the server had
+    cancelled, and the test loop's teardown hung on it."""
+    writer.close()
+    with contextlib.suppress(ConnectionError, TimeoutError):
+        await asyncio.wait_for(writer.wait_closed(), CLOSE_S)
+    if not writer.transport.is_closing() or writer.transport.get_write_buffer_size():
+        writer.transport.abort()
+
+
+#: Seconds a connection may take to close gracefully before it is aborted.
+CLOSE_S = 1.0

@@ -48,3 +48,26 @@ async def test_a_connection_accepted_as_the_server_stops_is_closed(make: Any) ->
     finally:
         for sock in late:
             sock.close()
+
+
+@pytest.mark.asyncio
+async def test_stopping_does_not_wait_on_a_client_that_stopped_reading() -> None:
+    """A client that keeps its socket open but reads nothing (a stream stopped mid-answer)
+    leaves the server's writes unsent; stopping the server aborts that connection rather
+    than waiting for a graceful close that never comes."""
+    server = ReplayServer(200, {}, [b"x" * 1_000_000] * 20, pause=0.0)
+    await server.__aenter__()
+    port = int(server.url.split(":")[2])
+    client = socket.create_connection(("127.0.0.1", port))
+    try:
+        client.sendall(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+        # the server has the request and is blocked writing to a client that does not read
+        for _ in range(1000):
+            if server.requests:
+                break
+            await asyncio.sleep(0.01)
+        assert server.requests, "the server never received the request"
+        await asyncio.wait_for(server.__aexit__(None, None, None), 10)
+        assert all(w.is_closing() for w in server.connections.accepted)
+    finally:
+        client.close()
