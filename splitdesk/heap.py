@@ -17,7 +17,6 @@ The call does nothing where the C library is not glibc (macOS, Windows, musl).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 #: glibc's ``M_ARENA_MAX`` option of ``mallopt``.
@@ -33,9 +32,11 @@ def limit_malloc_arenas(arenas: int = ARENAS) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc: no mallopt, or no libc by that name
+        # The symbols the process already has loaded, libc's among them. Not
+        # ctypes.util.find_library("c"): it runs ldconfig in a child process, 8 ms on every
+        # start and a process the app's tests then see come and go.
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc: no mallopt
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int

@@ -24,6 +24,15 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def cmdline(pid: int) -> bytes:
+    """The command line of ``pid``; empty once it has exited (short-lived helpers such as
+    the ``ldconfig`` ctypes runs come and go between listing and reading)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
@@ -41,16 +50,19 @@ def start_app(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        sims = [c for c in children(app.pid) if b"sim" in Path(f"/proc/{c}/cmdline").read_bytes()]
-        if sims:
-            time.sleep(1.5)  # well into the run: streams are open
-            return app, sims[0]
-        time.sleep(0.05)
-    app.kill()
-    app.wait()
-    pytest.fail("the app never started its built-in endpoint")
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            sims = [c for c in children(app.pid) if b"sim" in cmdline(c)]
+            if sims:
+                time.sleep(1.5)  # well into the run: streams are open
+                return app, sims[0]
+            time.sleep(0.05)
+        pytest.fail("the app never started its built-in endpoint within 20 s")
+    except BaseException:
+        app.kill()  # a failed start leaves no process behind for the next test to trip on
+        app.communicate()
+        raise
 
 
 def test_closing_mid_run_exits_cleanly_and_stops_the_endpoint(tmp_path: Path) -> None:
