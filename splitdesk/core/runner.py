@@ -24,7 +24,7 @@ from typing import Any
 import anyio._backends._asyncio  # noqa: F401 - see below
 import httpx
 
-from splitdesk.core import arrivals
+from splitdesk.core import arrivals, responses
 from splitdesk.core.errors import classify_transport_error as classify_transport_error
 from splitdesk.core.events import (
     HeadersReceived,
@@ -338,7 +338,7 @@ class Runner:
             try:
                 await read_capped(response, 256 * 1024)
             finally:
-                await response.aclose()
+                await responses.aclose(response)
         except httpx.HTTPError:
             pass
 
@@ -464,7 +464,7 @@ class Runner:
                         )
                         t_end = self.now()  # the stream's end, before closing the response
                     finally:
-                        await response.aclose()
+                        await responses.aclose(response)
                 except httpx.HTTPError as exc:
                     error = classify_transport_error(exc, ep, self.config.timeouts.read, answered)
                     t_end = self.now()

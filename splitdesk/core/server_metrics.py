@@ -37,6 +37,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from splitdesk.core import responses
 from splitdesk.core.netenv import NetworkSetupError, client_settings
 
 
@@ -218,6 +219,7 @@ class MetricsPoller:
         try:
             response = client.get(self.url)
             t_ns = time.perf_counter_ns()
+            responses.unbind(response)  # read and closed: freed now, not by a collection
             if response.status_code != 200:
                 self.status = f"/metrics answered HTTP {response.status_code}"
                 return False
