@@ -51,7 +51,7 @@ from splitdesk.core.template import CombinedTemplate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import start_sim
 from splitdesk.ui.controller import RunController
-from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.main_window import MainWindow
 from splitdesk.ui.theme import DARK, apply_theme
 
@@ -98,6 +98,7 @@ async def replay(path: Path, speed: float) -> None:
     window = MainWindow(AppSettings(), RunController(), DARK, 1.0)
     window.resize(1600, 1000)
     window.show()
+    freeze_built_window()  # as the app does
     await asyncio.sleep(0.3)
     refresh_ms: list[float] = []  # the timeline's refresh calls (its Python side; Qt paints later)
     timeline_refresh = window.timeline.refresh

@@ -229,6 +229,7 @@ async def window_phases(streams: int, seconds: float, runs: int, speed: float) -
     from splitdesk.core.questions import Question, QuestionSet
     from splitdesk.core.settings import AppSettings
     from splitdesk.ui.controller import RunController, RunRequest
+    from splitdesk.ui.gc import freeze_built_window
     from splitdesk.ui.main_window import MainWindow
     from splitdesk.ui.theme import DARK
 
@@ -237,6 +238,7 @@ async def window_phases(streams: int, seconds: float, runs: int, speed: float) -
     window = MainWindow(settings, controller, DARK, 1.0)
     window.resize(1600, 1000)
     window.show()
+    freeze_built_window()  # as the app does
     ok = True
     try:
         sim = await controller.ensure_builtin("batching", speed)

@@ -45,7 +45,7 @@ from splitdesk.core.questions import Question, QuestionSet
 from splitdesk.core.settings import AppSettings
 from splitdesk.core.template import CombinedTemplate
 from splitdesk.ui.controller import RunController, RunRequest
-from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.main_window import MainWindow
 from splitdesk.ui.theme import DARK, apply_theme
 
@@ -130,6 +130,7 @@ async def load(n: int, tokens: int) -> None:
     window = MainWindow(settings, controller, DARK, 1.0)
     window.resize(1600, 1000)
     window.show()
+    freeze_built_window()  # as the app does
     questions = [f"Question {i + 1}: what makes the number {i + 1} interesting?" for i in range(n)]
     window.questions.set_question_set(
         QuestionSet(title="load", questions=[Question(text=q) for q in questions])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import os
 import subprocess
 import sys
@@ -39,7 +40,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
 from PySide6.QtWidgets import QApplication
-from ui_common import wait_for
+from ui_common import run_to_end, wait_for
 
 from common import cpu_seconds
 from splitdesk.core.endpoints import EndpointSettings
@@ -49,7 +50,7 @@ from splitdesk.core.run_state import RunState
 from splitdesk.core.settings import AppSettings
 from splitdesk.core.template import CombinedTemplate
 from splitdesk.ui.controller import RunController, RunRequest
-from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.main_window import MainWindow
 from splitdesk.ui.theme import DARK, apply_theme
 
@@ -118,9 +119,12 @@ async def measured_run(
     request: RunRequest,
     window_pid: int | None,
     burners: Burners | None,
+    profile: Path | None = None,
 ) -> Measured:
     """Start ``request`` on ``controller`` and wait for its end, reading CPU and burner
-    counters at its start and end."""
+    counters at its start and end. With ``profile``, the GUI thread's Python calls during
+    the run are profiled (cProfile) into that file: its figures are then inflated by the
+    profiler; the hot spots' shares are what to read."""
     sim = controller.sim
     assert sim is not None
     await controller.start_engine()
@@ -129,10 +133,17 @@ async def measured_run(
         pids = {"window": "self", **pids}
     cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
     b0 = burners.total() if burners else 0
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
     t0 = time.perf_counter()
-    state = await controller.start(request)
-    await wait_for(lambda: state.ended is not None and controller.live is None, 300)
+    started = asyncio.ensure_future(controller.start(request))
+    await run_to_end(controller, started, 300)
+    state = started.result()
     duration = time.perf_counter() - t0
+    if profiler and profile:
+        profiler.disable()
+        profiler.dump_stats(profile)
     cpu = {name: cpu_seconds(pid) - cpu0[name] for name, pid in pids.items()}
     rate = (burners.total() - b0) / duration if burners else None
     return Measured(token_events(state), duration, cpu, rate)
@@ -158,7 +169,9 @@ def per_1000(m: Measured) -> str:
     )
 
 
-async def main_async(sizes: list[int], tokens: int, burn: bool, folder: Path) -> None:
+async def main_async(
+    sizes: list[int], tokens: int, burn: bool, folder: Path, profile: Path | None = None
+) -> None:
     settings = AppSettings()
     controller = RunController()
     headless = RunController()
@@ -171,6 +184,7 @@ async def main_async(sizes: list[int], tokens: int, burn: bool, folder: Path) ->
     window = MainWindow(settings, controller, DARK, 1.0)
     window.resize(1600, 1000)
     window.show()
+    freeze_built_window()  # as the app does
     print(
         f"{os.cpu_count()} cores, shared with other users: figures are noisy, repeat them. "
         f"GUI thread nice value: {'unchanged' if nice is None else nice}",
@@ -188,7 +202,13 @@ async def main_async(sizes: list[int], tokens: int, burn: bool, folder: Path) ->
             await controller.ensure_builtin(s.profile, s.speed)
             await headless.ensure_builtin(s.profile, s.speed)
             out: dict[str, Measured] = {}
-            out["window"] = await measured_run(controller, request, os.getpid(), None)
+            out["window"] = await measured_run(
+                controller,
+                request,
+                os.getpid(),
+                None,
+                profile.with_name(f"{profile.stem}-{n}{profile.suffix}") if profile else None,
+            )
             if burn:
                 burners = Burners.start(os.cpu_count() or 2, folder)
                 try:
@@ -230,6 +250,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="5,16,64", help="question counts, comma-separated")
     parser.add_argument("--tokens", type=int, default=300, help="answer cap, N ≥ 16 runs")
     parser.add_argument("--no-burn", action="store_true", help="skip the CPU-bound server part")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="write cProfile stats of the window's runs to PATH-<N>.prof (inflates figures)",
+    )
     args = parser.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     tmp = tempfile.TemporaryDirectory(prefix="splitdesk-window-cpu-")
@@ -244,7 +269,9 @@ def main() -> None:
     asyncio.set_event_loop(loop)
     collector = GuiGarbageCollector()
     with loop:
-        loop.run_until_complete(main_async(sizes, args.tokens, not args.no_burn, folder))
+        loop.run_until_complete(
+            main_async(sizes, args.tokens, not args.no_burn, folder, args.profile)
+        )
     collector.stop()
     tmp.cleanup()
 

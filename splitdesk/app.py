@@ -46,7 +46,7 @@ from splitdesk.core.scenarios import Scenario
 from splitdesk.core.settings import read_settings
 from splitdesk.heap import ARENAS, limit_malloc_arenas
 from splitdesk.ui.controller import RunController
-from splitdesk.ui.gc import GuiGarbageCollector
+from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.main_window import MainWindow
 from splitdesk.ui.priority import lower_gui_priority
 from splitdesk.ui.tasks import spawn
@@ -405,6 +405,7 @@ def run_gui(opts: GuiOptions) -> int:
 
     window.runFinished.connect(finished)
     window.show()
+    freeze_built_window()  # the window as built: out of every later collection's scan
     if opts.present:  # after the first show, which places the sidebar
         window.presentation.set_active(True)
     if opts.replay is not None:  # no engine, no endpoint: the recorded times play back

@@ -21,12 +21,13 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.endpoints import EndpointSettings
@@ -43,11 +44,21 @@ from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
 from splitdesk.ui.priority import Spawner
 from splitdesk.ui.tasks import spawn
+from splitdesk.ui.throttle import LIVE_FRAME_MS
 
 log = logging.getLogger(__name__)
 
-#: How often the GUI takes the engine's events (ms). Views repaint on their own throttles.
-DRAIN_MS = 16
+#: How often the GUI takes the engine's events while a run streams (ms): once per frame of
+#: the views (``ui/panes.py`` PANE_MS, ``ui/timeline.py`` LIVE_MS), :data:`DRAIN_LEAD_MS`
+#: before their slot on the shared frame grid (:class:`~splitdesk.ui.throttle.Throttle`),
+#: so what a drain brings is painted in the same frame. The timestamps are taken in the
+#: engine process where the bytes arrive; this only decides when the window shows them.
+DRAIN_MS = LIVE_FRAME_MS
+#: How long before the views' frame the drain runs (ms).
+DRAIN_LEAD_MS = 3
+#: Until the views are built and the run is released, the drain looks this often (ms):
+#: the first request waits for it (Run → first request sent, issue 13).
+START_DRAIN_MS = 16
 #: Time the views get to lay out and paint new panes before the first request (s).
 VIEWS_SETTLE_S = 0.15
 #: Longest wait for the built-in endpoint's prediction before a run starts without it (s).
@@ -141,7 +152,8 @@ class RunController(QObject):
         #: :meth:`start` for a request that names none.
         self.next_repeat: RepeatRun | None = None
         self._timer = QTimer(self)
-        self._timer.setInterval(DRAIN_MS)
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)  # ahead of the views' frame
         self._timer.timeout.connect(self._drain)
 
     @property
@@ -321,7 +333,7 @@ class RunController(QObject):
         if self._stop_requested:  # Stop was pressed while the run was starting
             self.live.cancel()
         self._planned = len(plan.requests)
-        self._timer.start()
+        self._timer.start(0)
         self.runStarted.emit(state)
         if preds is not None:  # after runStarted: the views bound to this run take them
             self.predictionsReady.emit(preds)
@@ -430,8 +442,10 @@ class RunController(QObject):
         finished = live.done  # read before draining: every event is queued once done
         for event in live.drain():
             state.apply(event)
-        if len(state.requests) == self._planned:  # the views are built: send
+        released = len(state.requests) == self._planned
+        if released:  # the views are built: send
             live.release()
+        self._arm(released)
         if finished and not live.events:
             self._timer.stop()
             self.live = None
@@ -454,6 +468,18 @@ class RunController(QObject):
             self.runFinished.emit(state)
             if died:
                 self._restart_engine()
+
+    def _arm(self, released: bool) -> None:
+        """Schedule the next drain: :data:`DRAIN_LEAD_MS` before the views' next frame on
+        the shared grid (:data:`DRAIN_MS`), or in :data:`START_DRAIN_MS` before release."""
+        if not released:
+            self._timer.start(START_DRAIN_MS)
+            return
+        now_ms = time.monotonic() * 1000
+        delay = DRAIN_MS - now_ms % DRAIN_MS - DRAIN_LEAD_MS
+        if delay < 1:
+            delay += DRAIN_MS
+        self._timer.start(round(delay))
 
     # -- shutdown ------------------------------------------------------------------------------
     async def shutdown(self) -> None:

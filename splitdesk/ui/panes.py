@@ -9,6 +9,7 @@ once per frame (:class:`~splitdesk.ui.throttle.Throttle`).
 from __future__ import annotations
 
 import math
+import time
 
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -42,12 +43,17 @@ from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.ui.follow_end import follow_end
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
-from splitdesk.ui.throttle import Throttle
+from splitdesk.ui.throttle import LIVE_FRAME_MS, Throttle
 
-#: Streaming text is appended at most this often (ms): ~30 times a second reads as a
-#: smooth stream, and each append re-lays out the pane's text in Qt (the window's main
-#: cost per token; issue 13). Every pane shares the frame grid (:class:`Throttle`).
-PANE_MS = 33
+#: Streaming text is appended at most this often (ms): each append re-lays out the pane's
+#: text in Qt (the window's main cost per token; issue 13). Every pane shares the frame
+#: grid (:class:`Throttle`, :data:`~splitdesk.ui.throttle.LIVE_FRAME_MS`).
+PANE_MS = LIVE_FRAME_MS
+#: While a request streams, its header's figures (TTFT, tokens, rate) are rewritten at
+#: most this often (ms): numbers that change 20 times a second cannot be read, and each
+#: rewrite measures and elides the line. A change of state (first token, the end, a
+#: failure) shows at once.
+HEADER_MS = 200
 
 STATE_LABELS = {
     "planned": "queued",
@@ -379,6 +385,8 @@ class RequestPane(QFrame):
         self._parts = 0
         self._reasoning_parts = 0
         self._header = ""
+        self._header_state = ""  # the state the header's figures were last written for
+        self._header_t = 0.0  # when (time.monotonic(), s)
         self._stale = False
         self.throttle = Throttle(self.refresh, PANE_MS, parent=self)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -617,7 +625,8 @@ class RequestPane(QFrame):
             if run is not None and run.ended is not None:
                 self._clock.stop()
             return
-        self._update_state_label()
+        if not self._header_if_due():  # figures held back by HEADER_MS catch up
+            self._update_state_label()  # "waiting 1.8 s" counts on
 
     def waiting_label(self) -> str | None:
         """What the request waits for and for how long, or ``None`` when it is not waiting."""
@@ -690,7 +699,17 @@ class RequestPane(QFrame):
             new = "".join(trace.text_parts[self._parts :])
             self._parts = len(trace.text_parts)
             self.append_answer(new)
-        self._update_header()
+        self._header_if_due()
+
+    def _header_if_due(self) -> bool:
+        """Rewrite the header now if its state changed or its figures are
+        :data:`HEADER_MS` old; whether it did."""
+        trace = self.trace
+        state = request_figures(trace).state if trace is not None else "planned"
+        if state != self._header_state or time.monotonic() - self._header_t >= HEADER_MS / 1000:
+            self._update_header()
+            return True
+        return False
 
     def append_answer(self, text: str) -> None:
         """Add answer text (subclasses decorate it)."""
@@ -728,6 +747,7 @@ class RequestPane(QFrame):
         trace = self.trace
         f = request_figures(trace) if trace is not None else None
         state = f.state if f is not None else "planned"
+        self._header_state, self._header_t = state, time.monotonic()
         self._update_state_label()
         if f is None or f.t_send is None:
             self.stats.setText("not sent yet")

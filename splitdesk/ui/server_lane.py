@@ -27,7 +27,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.run_state import RunState
@@ -67,6 +67,8 @@ class ServerLane(QWidget):
         self.poller: MetricsPoller | None = None
         self.state: RunState | None = None
         self.series = LoadSeries([], [], [])
+        self._source = ""  # what the drawn series came from ("recorded", "from its /metrics")
+        self._y_top = 0.0  # the top of the y range set last
         #: The recording's samples while a replay is shown (:meth:`replay`), else None.
         self.recorded: LoadSeries | None = None
         layout = QVBoxLayout(self)
@@ -117,6 +119,10 @@ class ServerLane(QWidget):
             axis.setTextPen(pg.mkPen(theme.text))
             axis.setStyle(tickFont=ui_font(scale, -1))
         item.getAxis("bottom").setStyle(showValues=False)
+        # Each new sample redraws the curves, whose repaint reaches the axes beside them:
+        # kept as pixmaps, the axes are blitted then, not drawn again (as the timeline's)
+        for name in ("left", "bottom", "right"):
+            item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         item.setYRange(0, 1, padding=0.1)
         self.running_curve = self.plot.plot(
             [], [], pen=pg.mkPen(theme.accent, width=2), name="batch"
@@ -239,6 +245,7 @@ class ServerLane(QWidget):
 
     def _clear(self) -> None:
         self.series = LoadSeries([], [], [])
+        self._source, self._y_top = "", 0.0
         self.running_curve.setData([], [])
         self.waiting_curve.setData([], [])
         self.kv_curve.setData([], [])
@@ -277,11 +284,16 @@ class ServerLane(QWidget):
         self._draw(series, "from its /metrics")
 
     def _draw(self, s: LoadSeries, source: str) -> None:
-        self.series = s
+        if s == self.series and source == self._source:
+            return  # no new sample since the last redraw: nothing to set, nothing repaints
+        self.series, self._source = s, source
         item = self.plot.getPlotItem()
         self.running_curve.setData(s.t_s, s.running)
         self.waiting_curve.setData(s.t_s, s.waiting)
-        item.setYRange(0, max(s.peak, 1.0), padding=0.1)
+        top = max(s.peak, 1.0)
+        if top != self._y_top:  # a new range re-lays out the axes: only when it grows
+            self._y_top = top
+            item.setYRange(0, top, padding=0.1)
         text = f"Server ({s.family}, {source})"
         short = f"Server ({s.family})"
         if s.t_s:
@@ -297,7 +309,8 @@ class ServerLane(QWidget):
             kv = [math.nan if v is None else v for v in s.kv]
             self.kv_curve.setData(s.t_s, kv, connect="finite")
             right = item.getAxis("right")
-            item.showAxis("right")
+            if not right.isVisible():
+                item.showAxis("right")
             if s.kv_unit == "fraction":
                 right.setScale(100.0)  # ticks in percent
                 self.kv_view.setYRange(0, 1, padding=0.1)
@@ -310,7 +323,8 @@ class ServerLane(QWidget):
             short += f" · KV {last}"
         else:
             self.kv_curve.setData([], [])
-            item.hideAxis("right")
+            if item.getAxis("right").isVisible():
+                item.hideAxis("right")
         self.caption.set_variants([text, short])
 
 

@@ -15,6 +15,13 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer
 
 FRAME_MS = 16
+#: The frame of the views that follow a streaming run (ms): panes append text, the
+#: timeline grows its bars, and the controller takes the engine's events, all on this
+#: grid, 20 times a second. At 30 (33 ms) the window used 13-15 % of a core on the default
+#: run, at 20 about 10 % (``benchmarks/window_cpu.py``; issue 13): most of the cost is per
+#: frame (text layout, painting), not per token, and 20 frames a second still reads as a
+#: smooth stream.
+LIVE_FRAME_MS = 50
 
 
 class Throttle(QObject):

@@ -37,10 +37,15 @@ from splitdesk.core.metrics import RequestFigures, request_figures
 from splitdesk.core.predict import PredictedRequest
 from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, ui_font
-from splitdesk.ui.throttle import Throttle
+from splitdesk.ui.throttle import LIVE_FRAME_MS, Throttle
 
 BAR_HEIGHT = 0.62
-LIVE_MS = 33
+#: The live timeline's frame (ms): the views' shared one.
+LIVE_MS = LIVE_FRAME_MS
+#: With more lanes than :data:`MANY_LANES`, a slower frame (ms): each frame rebuilds every
+#: lane's bars.
+MANY_LANES = 16
+MANY_LANES_MS = 100
 #: While a run streams, the x axis grows by this factor when the bars outgrow it, so the
 #: plot is not re-laid out (axis, ticks, every label's transform) on every frame.
 LIVE_SPAN_STEP = 1.25
@@ -220,10 +225,12 @@ class Timeline(QWidget):
             axis.setPen(pg.mkPen(theme.border))
             axis.setTextPen(pg.mkPen(theme.text))
             axis.setStyle(tickFont=font)
-        # The "now" line spans the plot and its ticks reach into the time axis: the axis is
-        # kept as a pixmap, so a frame that moves the line blits it rather than drawing its
-        # ticks and numbers again (the axis still redraws whenever its range changes)
-        item.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        # The "now" line spans the plot and its ticks reach into the time axis, and growing
+        # bars repaint beside the lane names: both axes are kept as pixmaps, so a frame
+        # blits them rather than drawing their ticks and text again (an axis still redraws
+        # whenever its range or ticks change)
+        for name in ("left", "bottom"):
+            item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         item.getAxis("bottom").setLabel(
             "seconds since the run started",
             color=theme.muted,
@@ -345,7 +352,7 @@ class Timeline(QWidget):
         self.lane_bar.setValue(0)
         self._live_span = None
         self._show_idle(False)
-        interval = LIVE_MS if len(questions) <= 16 else 3 * LIVE_MS
+        interval = LIVE_MS if len(questions) <= MANY_LANES else MANY_LANES_MS
         self._ticker.setInterval(interval)
         self.throttle.set_interval(interval)
         self.predictions = None

@@ -1,0 +1,83 @@
+"""What keeps the window cheap while a run streams (issue 13), as a user sees it: figures
+that change at a readable pace, a server lane that does nothing when nothing is new, and a
+collector that no longer scans the window built at start. Real widgets (offscreen), the
+real engine process and the built-in endpoint over loopback."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import time
+from typing import Any
+
+import pytest
+from ui.conftest import wait_signal
+
+from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.metrics import request_figures
+from splitdesk.core.settings import AppSettings
+from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
+from splitdesk.ui.panes import HEADER_MS, RequestPane, header_variants
+
+
+@pytest.mark.asyncio
+async def test_header_figures_change_at_a_readable_pace_and_end_exact(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: dict[int, list[tuple[float, str]]] = {}
+    original = RequestPane._update_header
+
+    def update_header(pane: RequestPane) -> None:
+        if pane.trace is not None:
+            state = request_figures(pane.trace).state
+            writes.setdefault(id(pane), []).append((time.monotonic(), state))
+        original(pane)
+
+    monkeypatch.setattr(RequestPane, "_update_header", update_header)
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=2.0)))
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 60, "the default run, built-in endpoint")
+    assert all(r.outcome == "done" for r in state.requests)
+    gaps = [
+        t1 - t0
+        for seen in writes.values()
+        for (t0, s0), (t1, s1) in itertools.pairwise(seen)
+        if s0 == s1 == "streaming"
+    ]
+    assert len(gaps) > 10, "the panes hardly rewrote their figures while streaming"
+    # a timer fires late under load, never early: no two rewrites of a streaming pane's
+    # figures closer than HEADER_MS (Qt's coarse timers may fire up to 5 % early)
+    assert min(gaps) >= 0.95 * HEADER_MS / 1000, sorted(gaps)[:5]
+    for key, pane in window.panes.items():  # the end is exact, not held back
+        assert pane.trace is not None and pane.trace.finished
+        assert pane.stats._variants == header_variants(request_figures(pane.trace)), key
+
+
+@pytest.mark.asyncio
+async def test_a_lane_redraw_without_a_new_sample_sets_nothing(make_window: Any) -> None:
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=4.0)))
+    window.run_button.click()
+    await wait_signal(window.runFinished, 60, "a run on the built-in endpoint")
+    lane = window.server_lane
+    assert lane.series.t_s, "the lane drew no sample of the run"
+    calls: list[str] = []
+    for name in ("running_curve", "waiting_curve", "kv_curve"):
+        curve = getattr(lane, name)
+        original = curve.setData
+        curve.setData = lambda *a, _n=name, _o=original, **k: (calls.append(_n), _o(*a, **k))
+    drawn = lane.series
+    lane._draw(drawn, lane._source)  # the same samples again: a redraw tick with nothing new
+    assert calls == []
+    lane._draw(drawn.until(drawn.t_s[-1] / 2), lane._source)  # different samples: drawn
+    assert "running_curve" in calls
+
+
+def test_the_built_window_is_frozen_out_of_collections_until_stop(qtbot: Any) -> None:
+    collector = GuiGarbageCollector()
+    try:
+        freeze_built_window()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_count()[0] < 100  # collected just before: nothing young left over
+    finally:
+        collector.stop()
+    assert gc.get_freeze_count() == 0  # stop gives every object back to the collector
