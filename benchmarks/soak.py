@@ -223,7 +223,7 @@ class LagProbe:
 
 
 async def window_phases(streams: int, seconds: float, runs: int, speed: float) -> bool:
-    from ui_common import wait_for
+    from ui_common import run_to_end, wait_for
 
     from splitdesk.core.endpoints import EndpointSettings
     from splitdesk.core.questions import Question, QuestionSet
@@ -246,9 +246,9 @@ async def window_phases(streams: int, seconds: float, runs: int, speed: float) -
         request = RunRequest(settings.endpoint, None, questions, CombinedTemplate(), "parallel")
 
         async def many() -> RunState:
-            state = await controller.start(request)
-            await wait_for(lambda: state.ended is not None and controller.live is None, 300)
-            return state
+            started = asyncio.ensure_future(controller.start(request))
+            await run_to_end(controller, started, 300)
+            return started.result()
 
         tally = Tally(f"window, {streams} parallel streams")
         await many()  # warm-up

@@ -434,7 +434,11 @@ class RunController(QObject):
         elif self._busy:
             self._stop_requested = True
 
-    def _drain(self) -> None:
+    def _drain(self, defer_end: bool = True) -> None:
+        """Apply the engine's queued events to the run's state. When the run is over: the
+        controller is idle and :attr:`runFinished` is emitted — in a turn of its own when
+        ``defer_end`` (the views' work at a run's end then does not add to this drain's),
+        at once on shutdown."""
         live, state = self.live, self.state
         if live is None or state is None:
             self._timer.stop()
@@ -464,10 +468,16 @@ class RunController(QObject):
                 else:
                     self._end_open_requests(state, message, ErrorKind.PROTOCOL)
                 self.status.emit(message[:1].upper() + message[1:])
-            self._set_busy(False)
-            self.runFinished.emit(state)
+            if defer_end:
+                QTimer.singleShot(0, self, lambda: self._end_run(state))
+            else:
+                self._end_run(state)
             if died:
                 self._restart_engine()
+
+    def _end_run(self, state: RunState) -> None:
+        self._set_busy(False)
+        self.runFinished.emit(state)
 
     def _arm(self, released: bool) -> None:
         """Schedule the next drain: :data:`DRAIN_LEAD_MS` before the views' next frame on
@@ -491,7 +501,7 @@ class RunController(QObject):
         if self.live is not None:
             with contextlib.suppress(Exception):  # closing anyway: a timeout or a failed run
                 await asyncio.wait_for(asyncio.wrap_future(self.live.future), 1.0)
-            self._drain()
+            self._drain(defer_end=False)
         self._timer.stop()
         # on a spawner thread: it kept the normal priority the GUI thread gave up
         await asyncio.get_running_loop().run_in_executor(self._spawner, self.close_sync)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QImage
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from splitdesk.core.recording import Recording
 from splitdesk.core.settings import AppSettings
@@ -60,6 +60,33 @@ def _check_png_path(path: Path) -> None:
         raise OSError(f"{path}: is a folder; give a file name")
     if not folder.is_dir():
         raise OSError(f"{path}: folder {folder} does not exist")
+
+
+@contextmanager
+def drawn_in_full(widget: QWidget) -> Iterator[None]:
+    """While inside, every graphics item shown in ``widget`` (and the views in it) draws
+    itself, none from the pixmap it keeps on screen (``QGraphicsItem.cacheMode``: the
+    timeline's and server lane's axes are cached, so a frame that moves the "now" line or
+    adds a sample blits them). An export then gets the items' own drawing: SVG text for
+    lane names and tick numbers, not an embedded bitmap, and crisp ticks at 2×. The cache
+    modes are restored on exit."""
+    views = widget.findChildren(QGraphicsView)
+    if isinstance(widget, QGraphicsView):
+        views.append(widget)
+    cached = [
+        (item, item.cacheMode())
+        for view in views
+        if view.scene() is not None
+        for item in view.scene().items()
+        if item.cacheMode() != QGraphicsItem.CacheMode.NoCache
+    ]
+    for item, _mode in cached:
+        item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+    try:
+        yield
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
 
 
 @contextmanager
@@ -104,7 +131,7 @@ def timeline_image(timeline: Timeline, scale: float = PNG_SCALE) -> QImage:
     """The timeline's plot, every lane (:func:`every_lane`), drawn at ``scale`` × its size
     (pyqtgraph's ``ImageExporter``). Raises ``ValueError`` for a scale giving more than
     :data:`MAX_PNG_SIDE` pixels a side."""
-    with every_lane(timeline):
+    with every_lane(timeline), drawn_in_full(timeline.plot):
         return _plot_image(timeline, scale)
 
 
@@ -151,7 +178,7 @@ def timeline_svg_bytes(timeline: Timeline) -> bytes:
     import pyqtgraph.exporters as ex
 
     svg_fix.install()
-    with every_lane(timeline):
+    with every_lane(timeline), drawn_in_full(timeline.plot):
         text = ex.SVGExporter(timeline.plot.getPlotItem()).export(toBytes=True)
     return text if isinstance(text, bytes) else str(text).encode("utf-8")
 
@@ -170,7 +197,8 @@ def widget_image(widget: QWidget, scale: float = 1.0) -> QImage:
     image = QImage(w, h, QImage.Format.Format_RGB32)
     image.setDevicePixelRatio(scale)
     image.fill(widget.palette().window().color())
-    widget.render(image)
+    with drawn_in_full(widget):
+        widget.render(image)
     image.setDevicePixelRatio(1.0)
     return image
 

@@ -14,6 +14,7 @@ import html
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -44,7 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.endpoints import EndpointSettings
-from splitdesk.core.events import RequestEnded, RequestPlanned, RunEnded, RunEvent
+from splitdesk.core.events import RequestPlanned, RunEnded, RunEvent
 from splitdesk.core.labels import question_label
 from splitdesk.core.plans import Mode, RequestSpec, RunPlan
 from splitdesk.core.predict import PredictedRequest
@@ -64,7 +65,7 @@ from splitdesk.ui.server_lane import ServerLane
 from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
-from splitdesk.ui.throttle import Throttle
+from splitdesk.ui.throttle import LIVE_FRAME_MS, Throttle
 from splitdesk.ui.timeline import LANE_PITCH, Timeline
 from splitdesk.ui.token_chart import TokenChartUi
 
@@ -132,6 +133,10 @@ class MainWindow(QMainWindow):
         self._to_build: deque[tuple[int, RequestSpec]] = deque()
         self._build_state: RunState | None = None
         self._build_no = 0
+        #: A live run is showing its end over turns (_live_run_finished); what the status
+        #: bar should say after it waits here.
+        self._finishing = False
+        self._pending_after_finish: list[Callable[[], None]] = []
         self._build_lanes = 1  #: the coming run's timeline lanes
         self._laid_out = True  #: the coming run's panes are built and laid out
         self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
@@ -247,7 +252,7 @@ class MainWindow(QMainWindow):
         controller.busyChanged.connect(self._busy_changed)
         controller.runPlanned.connect(self._run_planned_in_steps)
         controller.runStarted.connect(self._run_started)
-        controller.runFinished.connect(self._run_finished)
+        controller.runFinished.connect(self._live_run_finished)
         controller.runStarted.connect(self._server_lane_start)
         controller.runFinished.connect(self.server_lane.finish)
         # the shown server lane takes height: the timeline's lanes keep theirs (it may fold)
@@ -545,10 +550,15 @@ class MainWindow(QMainWindow):
         except Exception as exc:  # never raised into Qt, never silent: said where it shows
             if not isinstance(exc, ControllerError):
                 log.exception("Run could not start")
-            self.statusBar().showMessage(f"Cannot run: {exc}")
-            self.summary.headline.setText(
-                f"<span style='color:{self.theme.error}'>Cannot run: {html.escape(str(exc))}</span>"
-            )
+
+            def show(exc: Exception = exc) -> None:
+                self.statusBar().showMessage(f"Cannot run: {exc}")
+                self.summary.headline.setText(
+                    f"<span style='color:{self.theme.error}'>"
+                    f"Cannot run: {html.escape(str(exc))}</span>"
+                )
+
+            self._after_finish(show)  # after the failed run's own end, which it explains
 
     def _clear_panes(self) -> None:
         self.grid.clear()
@@ -594,6 +604,8 @@ class MainWindow(QMainWindow):
         self._labels = self._labels or [question_label(q) for q in questions]
         self._build_no += 1
         self._build_state = None
+        self._finishing = False  # an older run's end, still showing, is dropped with it
+        self._pending_after_finish = []
         self._to_build = deque(enumerate(plan.requests))
         self._laid_out = False
         self._build_lanes = len(
@@ -619,8 +631,15 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, lambda: self._lay_out_built(build_no))
 
     def _lay_out_built(self, build_no: int) -> None:
+        """The layout pass, then the room's split in a turn of its own."""
         if build_no == self._build_no and not self._laid_out:
-            self._panes_built()
+            self._laid_out = True
+            self.grid.relayout_now()
+            QTimer.singleShot(0, self, lambda: self._fit_built(build_no))
+
+    def _fit_built(self, build_no: int) -> None:
+        if build_no == self._build_no:
+            self._fit_room()
 
     def complete_panes(self) -> None:
         """Build the coming run's panes still queued, now, and lay them out."""
@@ -640,6 +659,10 @@ class MainWindow(QMainWindow):
         """Every pane of the run is built: one layout pass, and the split of the room."""
         self._laid_out = True
         self.grid.relayout_now()
+        self._fit_room()
+
+    def _fit_room(self) -> None:
+        """The timeline's room for the run's lanes, and the panes' split."""
         self._fit_timeline(self._build_lanes)
         # many questions: the parallel side gets two thirds of the width (more columns)
         total = sum(self.pane_split.sizes())
@@ -753,8 +776,11 @@ class MainWindow(QMainWindow):
             self._add_pane(ev)
         elif isinstance(ev, RunEnded):
             self.complete_panes()
-            for pane in self.panes.values():
-                pane.changed(final=True)
+            if self.controller.live is None:  # a replay: its last frame at once
+                for pane in self.panes.values():
+                    pane.changed(final=True)
+            # a live run's panes finish in steps once the controller says it ended
+            # (:meth:`_run_finished`)
             if self._sequential is not None:
                 self._sequential.changed(final=True)
         else:
@@ -762,7 +788,10 @@ class MainWindow(QMainWindow):
             if req is not None:
                 target = self.panes.get(req)
                 if target is not None:
-                    target.changed(final=isinstance(ev, RequestEnded))
+                    # an ended request shows its end at the next frame (≤ LIVE_FRAME_MS), not
+                    # inside this drain: 64 requests ending in one batch step refreshed all
+                    # 64 panes in one event-loop turn
+                    target.changed()
         self.timeline.throttle.request()
 
     def _add_pane(self, ev: RequestPlanned) -> None:
@@ -828,10 +857,55 @@ class MainWindow(QMainWindow):
         self.start_run()
 
     def _run_finished(self, state: RunState) -> None:
+        """The run ended (a replay's end, or :meth:`_live_run_finished`'s last step):
+        every pane, the timeline, summary and status take the final figures now, and
+        :attr:`runFinished` is emitted."""
         self.complete_panes()
         for pane in self.panes.values():
             pane.changed(final=True)
         self.timeline.finish()
+        self._finish_run(state)
+
+    def _live_run_finished(self, state: RunState) -> None:
+        """A live run ended: as :meth:`_run_finished`, spread over event-loop turns so the
+        window never freezes at the end of a large run (64 final pane refreshes, the
+        timeline's last frame and one paint of it all took 40-70 ms in one turn): the
+        panes :data:`BUILD_SLICE_MS` at a time, the timeline a frame later (painted apart
+        from the panes), then the summary and :attr:`runFinished`. Until then a message
+        for the status bar waits (:meth:`_after_finish`)."""
+        self.complete_panes()
+        self._finishing = True
+        self._finish_slice(self._build_no, state, deque(self.panes.values()))
+
+    def _finish_slice(self, build_no: int, state: RunState, panes: deque[RequestPane]) -> None:
+        if build_no != self._build_no:
+            return  # a newer run replaced these panes
+        end = time.perf_counter() + BUILD_SLICE_MS / 1000
+        while panes and time.perf_counter() < end:
+            panes.popleft().changed(final=True)
+        if panes:
+            QTimer.singleShot(0, self, lambda: self._finish_slice(build_no, state, panes))
+        else:
+            QTimer.singleShot(LIVE_FRAME_MS, self, lambda: self._finish_timeline(build_no, state))
+
+    def _finish_timeline(self, build_no: int, state: RunState) -> None:
+        if build_no == self._build_no:
+            self.timeline.finish()
+            QTimer.singleShot(0, self, lambda: self._finish_live(build_no, state))
+
+    def _finish_live(self, build_no: int, state: RunState) -> None:
+        if build_no == self._build_no:
+            self._finish_run(state)
+
+    def _after_finish(self, show: Callable[[], None]) -> None:
+        """Call ``show`` once the run that is ending shows its end (at once when none is):
+        what it says is not then replaced by the run's own summary."""
+        if self._finishing:
+            self._pending_after_finish.append(show)
+        else:
+            show()
+
+    def _finish_run(self, state: RunState) -> None:
         self.summary.throttle.request()
         self.summary.throttle.flush()
         in_banner = self.summary.shared_failure is not None  # one message, not one per pane
@@ -848,6 +922,10 @@ class MainWindow(QMainWindow):
             )
         self.statusBar().showMessage(msg)
         self._inputs_changed()
+        self._finishing = False
+        pending, self._pending_after_finish = self._pending_after_finish, []
+        for show in pending:
+            show()
         self.runFinished.emit(state)
 
     def showEvent(self, event: QShowEvent) -> None:

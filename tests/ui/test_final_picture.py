@@ -1,7 +1,7 @@
 """What the window shows at the end of a run does not depend on how its frames went.
 
-The views repaint live on frame throttles (panes ~30 times a second on one shared frame
-grid, the timeline less often, its time axis grown in steps while the run streams; issue
+The views repaint live on frame throttles (panes 20 times a second on one shared frame
+grid, the timeline on the same grid, its time axis grown in steps while the run streams; issue
 13). A live run on the built-in endpoint must end with exactly the picture the same run's
 events give when the views take them all in one go: every pane's text, state and figures,
 the timeline's lanes, bars (with their hover texts), answer numbers and end labels, its

@@ -16,6 +16,7 @@ from ui.conftest import wait_signal
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.metrics import request_figures
 from splitdesk.core.settings import AppSettings
+from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.panes import HEADER_MS, RequestPane, header_variants
 
@@ -81,3 +82,40 @@ def test_the_built_window_is_frozen_out_of_collections_until_stop(qtbot: Any) ->
     finally:
         collector.stop()
     assert gc.get_freeze_count() == 0  # stop gives every object back to the collector
+
+
+@pytest.mark.asyncio
+async def test_a_runs_end_is_shown_over_turns_and_exact_at_run_finished(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drain that takes a run's last events refreshes no pane (64 final refreshes and
+    the timeline's last frame in that one turn froze the window for 40-70 ms); every pane
+    shows its whole answer and final figures when the window says the run finished."""
+    refreshes = [0]
+    in_ending_drain: list[int] = []
+    pane_refresh = RequestPane.refresh
+    drain = RunController._drain
+
+    def counting_refresh(pane: RequestPane) -> None:
+        refreshes[0] += 1
+        pane_refresh(pane)
+
+    def watched_drain(controller: RunController, defer_end: bool = True) -> None:
+        state, before = controller.state, refreshes[0]
+        was_open = state is not None and state.ended is None
+        drain(controller, defer_end)
+        if was_open and state is not None and state.ended is not None:
+            in_ending_drain.append(refreshes[0] - before)
+
+    monkeypatch.setattr(RequestPane, "refresh", counting_refresh)
+    monkeypatch.setattr(RunController, "_drain", watched_drain)
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=4.0)))
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 60, "the default run's end")
+    assert in_ending_drain == [0], f"pane refreshes in the run-ending drain: {in_ending_drain}"
+    assert state.ended is not None and all(r.outcome == "done" for r in state.requests)
+    for key, pane in window.panes.items():
+        assert pane.trace is not None
+        if type(pane) is RequestPane:  # the combined pane adds headings to its text
+            assert pane.text.toPlainText() == "".join(pane.trace.text_parts), key
+        assert pane.stats._variants == header_variants(request_figures(pane.trace)), key
