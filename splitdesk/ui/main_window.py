@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -85,6 +85,20 @@ BUILD_SLICE_MS = 10
 
 #: The settings a scenario replaces (:meth:`MainWindow._persisted` keeps the user's own).
 SCENARIO_INPUTS = ("endpoint", "mode", "with_sequential", "question_set")
+
+
+def _toolbar_overflows(bar: QToolBar, width: int) -> bool:
+    """Whether ``bar``, laid out now ``width`` pixels wide, puts an item into its overflow
+    menu (Qt's own layout decides, with the style's spacing, margins and separators: an
+    estimate of them at --scale 1.5 let the Present button slip into the menu). The width
+    is given: in the window's resize event the bar still has its old one."""
+    layout = bar.layout()
+    if layout is None:
+        return False
+    layout.invalidate()
+    layout.setGeometry(QRect(0, 0, width, bar.height()))
+    extension = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+    return extension is not None and not extension.isHidden()
 
 
 class MainWindow(QMainWindow):
@@ -353,6 +367,14 @@ class MainWindow(QMainWindow):
         theme_action.triggered.connect(self._toggle_theme)
         bar.addAction(theme_action)
         self._toolbar = bar
+        # The overflow button, when a narrow window (1024 px at --scale 1.5) sends the last
+        # buttons into its menu, says so: its arrow icon is missing where no icon theme is
+        # installed, which left an empty sliver at the window's edge.
+        extension = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+        if extension is not None:
+            extension.setText("»")
+            extension.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            extension.setToolTip("More buttons")
         #: Short labels the toolbar's last buttons show when the window is too narrow for
         #: their whole ones (Present adds its own).
         self._short_labels: dict[QAction, str] = {
@@ -404,7 +426,6 @@ class MainWindow(QMainWindow):
         parts = full.split(" · ")
         variants = [full, " · ".join(parts[1:]), parts[1] if len(parts) > 1 else full]
         bar = self._toolbar
-        before: list[QWidget] = []  # the widgets taking room, whether or not in the overflow
         after: list[QAction] = []  # the actions after the spacer that may go short
         seen_spacer = False
         for action in bar.actions():
@@ -413,23 +434,18 @@ class MainWindow(QMainWindow):
                 seen_spacer = True
             elif not action.isVisible() or w is self.endpoint_button or w is None:
                 continue
-            elif not seen_spacer:
-                before.append(w)
-            elif w is not self.problem_label:
+            elif seen_spacer and w is not self.problem_label:
                 after.append(action)
         chosen, short = variants[-1], True
+        width = self.width()  # the top toolbar spans the window
         for short_labels in (False, True):
             for action in after:
                 label = self._short_labels.get(action) if short_labels else None
                 action.setIconText(label or action.text())
-            widths = [w.sizeHint().width() for w in before]
-            widths += [w.sizeHint().width() for a in after if (w := bar.widgetForAction(a))]
-            taken = sum(width + 6 for width in widths)
-            room = bar.contentsRect().width() - taken - 40  # separators, handle, overflow arrow
             fits = None
             for text in variants:
                 self.endpoint_button.setText(text + "  ▾")
-                if self.endpoint_button.sizeHint().width() <= room:
+                if not _toolbar_overflows(bar, width):
                     fits = text
                     break
             if fits is not None:

@@ -189,6 +189,8 @@ QPlainTextEdit, QTextEdit, QListWidget {{ background: {t.panel}; color: {t.text}
            border: 1px solid {t.border}; border-radius: 8px; padding: {pad}px; }}
 QPlainTextEdit#paneText {{ border: none; background: transparent; padding: 2px; }}
 QToolButton#paneFocus {{ padding: 0px 4px; border: none; background: transparent; }}
+QToolButton#qt_toolbar_ext_button {{ padding: 0px; border: none; background: transparent;
+           color: {t.accent}; font-weight: bold; }}
 QLabel#paneTitle {{ color: {t.text}; font-weight: bold; }}
 QLabel#paneStats {{ color: {t.muted}; }}
 QLabel#sectionTitle {{ color: {t.muted}; font-weight: bold; letter-spacing: 1px; }}

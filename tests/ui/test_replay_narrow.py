@@ -1,6 +1,7 @@
 """A replay on a narrow window or a projector (1280×720, 1024×768, --scale 1.5): the
 replay scrubber stays on screen (the status bar tells the user to drag it) and no toolbar
-button is pushed into a toolbar's overflow menu. Real widgets, offscreen."""
+button is pushed into a toolbar's overflow menu; the main toolbar fits every profile's
+name, and where nothing fits its overflow button shows. Real widgets, offscreen."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QToolBar, QToolButton, QWidget
 from ui.conftest import wait_signal, wait_until
 
+from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.recording import load_recording
 from splitdesk.core.settings import AppSettings
+from splitdesk.sim.params import PROFILES
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector
 from splitdesk.ui.main_window import MainWindow
@@ -105,3 +108,55 @@ async def test_replay_scrubber_and_toolbar_buttons_fit_narrow_windows(
     window.resize(1900, 1000)
     await wait_until(lambda: driver.bar.close_button.text() == "✕ Close replay", 5)
     assert driver.bar.banner.text().startswith("REPLAY of ")
+
+
+def main_toolbar_problems(window: MainWindow) -> list[str]:
+    """The main toolbar's items that are hidden, in its overflow menu or off the window."""
+    bar = window._toolbar
+    found: list[str] = []
+    ext = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+    if ext is not None and ext.isVisible():
+        found.append("overflow button shown")
+    for action in bar.actions():
+        w = bar.widgetForAction(action)
+        if not action.isVisible() or action.isSeparator() or w is None:
+            continue
+        if not w.isVisible():
+            found.append(f"{action.text() or w!r} hidden")
+        elif not window.rect().contains(rect_in_window(w, window)):
+            found.append(f"{action.text() or w!r} sticks out")
+    return found
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("profile", list(PROFILES))
+async def test_every_profile_name_leaves_the_toolbar_whole_on_a_projector(
+    window_at_scale: Any, profile: str
+) -> None:
+    """1280×720 at --scale 1.5 with each built-in profile's name on the endpoint button
+    ("compute-bound · 4×" is longer than "batching · 1×"): every button in sight, none in
+    the overflow menu (an estimate of the toolbar's spacing let Present slip into it)."""
+    window = window_at_scale(1.5)
+    window.endpoint.set_settings(EndpointSettings(profile=profile, speed=4.0))
+    window.endpoint.changed.emit()
+    window.resize(1280, 720)
+    await wait_until(lambda: window.size().toTuple() == (1280, 720), 5, "resized to 1280×720")
+    await wait_until(
+        lambda: not main_toolbar_problems(window), 5, f"the toolbar fits with {profile}"
+    )
+    assert profile in window.endpoint_button.text()
+
+
+@pytest.mark.asyncio
+async def test_an_overflowing_toolbar_shows_its_more_button(window_at_scale: Any) -> None:
+    """1024×768 at --scale 1.5 has no room for the theme and Present buttons: the overflow
+    button that holds them is there to see (»), not an empty sliver."""
+    window = window_at_scale(1.5)
+    window.resize(1024, 768)
+    ext = window._toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+    assert ext is not None
+    await wait_until(lambda: ext.isVisible(), 5, "the overflow button at 1024×768×1.5")
+    assert ext.text() == "»" and ext.toolTip() == "More buttons"
+    image = ext.grab().toImage()
+    ink = {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())}
+    assert len(ink) > 2, "the overflow button draws nothing"
