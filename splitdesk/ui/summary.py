@@ -387,15 +387,16 @@ class SummaryStrip(QFrame):
                 why += f"<br>Also: {escape(note.text, quote=False)}"
             lines.append(why)
         if no_verdict_reason(d, shared) is not None:
+            # the headline names the cause ("no verdict: both ways shared the server"); this
+            # line offers the fair measurement in as few words (one line on a projector)
             why_not = (
-                "Side by side cannot show what parallel requests gain on this server."
+                "Side by side cannot show what parallel requests gain on this server:"
                 if d.one_at_a_time
-                else "Side by side, the combined request competed with the parallel ones for"
-                " the server, which inflates the ratio."
+                else "Sharing it inflates the ratio:"
             )
             lines.append(
                 f"{why_not} "
-                f"<a href='fair-mode' style='color:{t.accent}'>Run them one after another</a>"
+                f"<a href='fair-mode' style='color:{t.accent}'>run them one after another</a>"
                 " to measure each way on an idle server."
             )
         self.explain.setText("<br>".join(lines))
