@@ -23,6 +23,7 @@ is kept for the session.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -30,6 +31,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.events import RequestSent, RunEvent
 from splitdesk.core.run_state import RunState
 from splitdesk.core.server_metrics import (
     LoadSeries,
@@ -66,6 +68,7 @@ class ServerLane(QWidget):
         self.theme = theme
         self.poller: MetricsPoller | None = None
         self.state: RunState | None = None
+        self._unsubscribe: Callable[[], None] | None = None  # watching for the first send
         self.series = LoadSeries([], [], [])
         self._source = ""  # what the drawn series came from ("recorded", "from its /metrics")
         self._y_top = 0.0  # the top of the y range set last
@@ -207,10 +210,25 @@ class ServerLane(QWidget):
             self.setVisible(False)
             return
         verify: bool | str = settings.ca_bundle or settings.verify_tls
-        self.poller = MetricsPoller(url, rate_hz=POLL_HZ, verify=verify).start()
+        # Polled from the run's first request sent: a run that fails before sending (no
+        # key, a bad setting) asks nothing of the server, /metrics included.
+        self.poller = MetricsPoller(url, rate_hz=POLL_HZ, verify=verify)
+        self._unsubscribe = state.subscribe(self._on_event)
         self.caption.setText(f"Server: asking {url} …")
         self._show()
         self._timer.start()
+
+    def _on_event(self, event: RunEvent) -> None:
+        if isinstance(event, RequestSent):
+            self._stop_watching()
+            poller = self.poller
+            if poller is not None and not poller.running and poller.status == "not started":
+                poller.start()
+
+    def _stop_watching(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
 
     def replay(self, state: RunState, series: LoadSeries | None) -> None:
         """Show ``series`` (a recording's samples) for the replayed run ``state``, up to its
@@ -259,6 +277,7 @@ class ServerLane(QWidget):
 
     def stop(self) -> None:
         """Stop the poller without blocking the GUI thread."""
+        self._stop_watching()
         self._timer.stop()
         if self.poller is not None:
             self.poller.stop(timeout=0)
