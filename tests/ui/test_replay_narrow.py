@@ -74,17 +74,24 @@ def problems(window: MainWindow) -> list[str]:
     if bar not in toolbars:
         found.append("the replay bar is hidden")
     for toolbar in toolbars:
-        ext = toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
-        if ext is not None and ext.isVisible():
-            found.append(f"{toolbar.windowTitle()}: overflow button shown")
-        for action in toolbar.actions():
-            w = toolbar.widgetForAction(action)
-            if not action.isVisible() or action.isSeparator() or w is None:
-                continue
-            if not w.isVisible():
-                found.append(f"{toolbar.windowTitle()}: {action.text() or w!r} hidden")
-            elif not window.rect().contains(rect_in_window(w, window)):
-                found.append(f"{toolbar.windowTitle()}: {action.text() or w!r} sticks out")
+        found += [f"{toolbar.windowTitle()}: {p}" for p in toolbar_problems(toolbar, window)]
+    return found
+
+
+def toolbar_problems(toolbar: QToolBar, window: MainWindow) -> list[str]:
+    """The items of ``toolbar`` that are hidden, in its overflow menu or off the window."""
+    found: list[str] = []
+    ext = toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+    if ext is not None and ext.isVisible():
+        found.append("overflow button shown")
+    for action in toolbar.actions():
+        w = toolbar.widgetForAction(action)
+        if not action.isVisible() or action.isSeparator() or w is None:
+            continue
+        if not w.isVisible():
+            found.append(f"{action.text() or w!r} hidden")
+        elif not window.rect().contains(rect_in_window(w, window)):
+            found.append(f"{action.text() or w!r} sticks out")
     return found
 
 
@@ -110,24 +117,6 @@ async def test_replay_scrubber_and_toolbar_buttons_fit_narrow_windows(
     assert driver.bar.banner.text().startswith("REPLAY of ")
 
 
-def main_toolbar_problems(window: MainWindow) -> list[str]:
-    """The main toolbar's items that are hidden, in its overflow menu or off the window."""
-    bar = window._toolbar
-    found: list[str] = []
-    ext = bar.findChild(QToolButton, "qt_toolbar_ext_button")
-    if ext is not None and ext.isVisible():
-        found.append("overflow button shown")
-    for action in bar.actions():
-        w = bar.widgetForAction(action)
-        if not action.isVisible() or action.isSeparator() or w is None:
-            continue
-        if not w.isVisible():
-            found.append(f"{action.text() or w!r} hidden")
-        elif not window.rect().contains(rect_in_window(w, window)):
-            found.append(f"{action.text() or w!r} sticks out")
-    return found
-
-
 @pytest.mark.asyncio
 @pytest.mark.parametrize("profile", list(PROFILES))
 async def test_every_profile_name_leaves_the_toolbar_whole_on_a_projector(
@@ -142,7 +131,7 @@ async def test_every_profile_name_leaves_the_toolbar_whole_on_a_projector(
     window.resize(1280, 720)
     await wait_until(lambda: window.size().toTuple() == (1280, 720), 5, "resized to 1280×720")
     await wait_until(
-        lambda: not main_toolbar_problems(window), 5, f"the toolbar fits with {profile}"
+        lambda: not toolbar_problems(window._toolbar, window), 5, f"the toolbar fits with {profile}"
     )
     assert profile in window.endpoint_button.text()
 
