@@ -625,8 +625,9 @@ class RequestPane(QFrame):
             if run is not None and run.ended is not None:
                 self._clock.stop()
             return
-        if not self._header_if_due():  # figures held back by HEADER_MS catch up
-            self._update_state_label()  # "waiting 1.8 s" counts on
+        if self.visibleRegion().isEmpty() or not self._header_if_due():
+            # figures held back by HEADER_MS catch up where seen; "waiting 1.8 s" counts on
+            self._update_state_label()
 
     def waiting_label(self) -> str | None:
         """What the request waits for and for how long, or ``None`` when it is not waiting."""
