@@ -606,7 +606,16 @@ class MainWindow(QMainWindow):
         run's end) builds the rest first (:meth:`complete_panes`)."""
         self._plan_panes(plan, questions, None)
         build_no = self._build_no  # from the next turn: this one pressed Run and planned
-        QTimer.singleShot(0, self, lambda: self._build_slice(build_no))
+        self._later(
+            build_no,
+            0,
+            lambda: self._in_slices(
+                build_no,
+                lambda: bool(self._to_build),
+                self._build_one,
+                lambda: self._lay_out_built(build_no),  # the layout pass: a turn of its own
+            ),
+        )
 
     def _plan_panes(self, plan: RunPlan, questions: list[str], labels: list[str] | None) -> None:
         """Clear the previous run's panes and queue the coming run's."""
@@ -634,28 +643,40 @@ class MainWindow(QMainWindow):
         if right_col is not None:
             right_col.setVisible(parallel)
 
-    def _build_slice(self, build_no: int) -> None:
-        """Build queued panes for up to ``BUILD_SLICE_MS``; the rest at the next turn."""
+    def _later(self, build_no: int, ms: int, call: Callable[[], None]) -> None:
+        """``call()`` in ``ms`` milliseconds (0: the next event-loop turn), unless a newer
+        run's panes have replaced build ``build_no``'s by then."""
+        QTimer.singleShot(ms, self, lambda: call() if build_no == self._build_no else None)
+
+    def _in_slices(
+        self,
+        build_no: int,
+        pending: Callable[[], bool],
+        step: Callable[[], None],
+        then: Callable[[], None],
+        then_ms: int = 0,
+    ) -> None:
+        """``step()`` while ``pending()``, for up to :data:`BUILD_SLICE_MS` of work per
+        event-loop turn; then ``then()`` after ``then_ms`` (:meth:`_later`). A live run's
+        panes are built so, and its end shown so."""
         if build_no != self._build_no:
             return  # a newer run's panes replaced these
         end = time.perf_counter() + BUILD_SLICE_MS / 1000
-        while self._to_build and time.perf_counter() < end:
-            self._build_one()
-        if self._to_build:
-            QTimer.singleShot(0, self, lambda: self._build_slice(build_no))
-        else:  # the layout pass in a turn of its own
-            QTimer.singleShot(0, self, lambda: self._lay_out_built(build_no))
+        while pending() and time.perf_counter() < end:
+            step()
+        if pending():
+            self._later(
+                build_no, 0, lambda: self._in_slices(build_no, pending, step, then, then_ms)
+            )
+        else:
+            self._later(build_no, then_ms, then)
 
     def _lay_out_built(self, build_no: int) -> None:
         """The layout pass, then the room's split in a turn of its own."""
-        if build_no == self._build_no and not self._laid_out:
+        if not self._laid_out:
             self._laid_out = True
             self.grid.relayout_now()
-            QTimer.singleShot(0, self, lambda: self._fit_built(build_no))
-
-    def _fit_built(self, build_no: int) -> None:
-        if build_no == self._build_no:
-            self._fit_room()
+            self._later(build_no, 0, self._fit_room)
 
     def complete_panes(self) -> None:
         """Build the coming run's panes still queued, now, and lay them out."""
@@ -891,27 +912,19 @@ class MainWindow(QMainWindow):
         for the status bar waits (:meth:`_after_finish`)."""
         self.complete_panes()
         self._finishing = True
-        self._finish_slice(self._build_no, state, deque(self.panes.values()))
+        build_no, panes = self._build_no, deque(self.panes.values())
 
-    def _finish_slice(self, build_no: int, state: RunState, panes: deque[RequestPane]) -> None:
-        if build_no != self._build_no:
-            return  # a newer run replaced these panes
-        end = time.perf_counter() + BUILD_SLICE_MS / 1000
-        while panes and time.perf_counter() < end:
-            panes.popleft().changed(final=True)
-        if panes:
-            QTimer.singleShot(0, self, lambda: self._finish_slice(build_no, state, panes))
-        else:
-            QTimer.singleShot(LIVE_FRAME_MS, self, lambda: self._finish_timeline(build_no, state))
-
-    def _finish_timeline(self, build_no: int, state: RunState) -> None:
-        if build_no == self._build_no:
+        def timeline_then_summary() -> None:
             self.timeline.finish()
-            QTimer.singleShot(0, self, lambda: self._finish_live(build_no, state))
+            self._later(build_no, 0, lambda: self._finish_run(state))
 
-    def _finish_live(self, build_no: int, state: RunState) -> None:
-        if build_no == self._build_no:
-            self._finish_run(state)
+        self._in_slices(
+            build_no,
+            lambda: bool(panes),
+            lambda: panes.popleft().changed(final=True),
+            timeline_then_summary,
+            LIVE_FRAME_MS,
+        )
 
     def _after_finish(self, show: Callable[[], None]) -> None:
         """Call ``show`` once the run that is ending shows its end (at once when none is):
