@@ -246,9 +246,8 @@ async def window_phases(streams: int, seconds: float, runs: int, speed: float) -
         request = RunRequest(settings.endpoint, None, questions, CombinedTemplate(), "parallel")
 
         async def many() -> RunState:
-            started = asyncio.ensure_future(controller.start(request))
-            await run_to_end(controller, started, 300)
-            return started.result()
+            state: RunState = await run_to_end(controller, controller.start(request), 300)
+            return state
 
         tally = Tally(f"window, {streams} parallel streams")
         await many()  # warm-up
@@ -266,18 +265,11 @@ async def window_phases(streams: int, seconds: float, runs: int, speed: float) -
         tally = Tally(f"window, {runs} back-to-back runs of {len(default)} questions side by side")
 
         async def press_run() -> RunState:
-            done: asyncio.Future[RunState] = asyncio.get_running_loop().create_future()
-
-            def finished(state: RunState) -> None:
-                if not done.done():
-                    done.set_result(state)
-
-            window.runFinished.connect(finished)
-            try:
+            async def click() -> None:
                 window.run_button.click()
-                return await asyncio.wait_for(done, 300)
-            finally:
-                window.runFinished.disconnect(finished)
+
+            state: RunState = await run_to_end(window, click(), 300)
+            return state
 
         window.questions.set_question_set(
             QuestionSet(title="soak", questions=[Question(text=q) for q in default])

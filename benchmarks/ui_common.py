@@ -17,23 +17,24 @@ async def wait_for(predicate: Callable[[], bool], timeout: float) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run_to_end(controller: Any, start: Awaitable[Any], timeout: float) -> None:
-    """Await ``start`` (the controller's ``start(request)``), then the controller's
-    ``runFinished`` signal — without polling, so waiting adds nothing to the window's CPU
-    time. ``TimeoutError`` names what it waited for."""
+async def run_to_end(source: Any, start: Awaitable[Any], timeout: float) -> Any:
+    """Await ``start`` (a controller's ``start(request)``, or a click on Run), then the
+    ``runFinished`` signal of ``source`` (a controller or a window) — without polling, so
+    waiting adds nothing to the window's CPU time. Returns the finished run's state;
+    ``TimeoutError`` names what it waited for."""
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
+    done: asyncio.Future[Any] = loop.create_future()
 
-    def finished(_state: object) -> None:
+    def finished(state: object) -> None:
         if not done.done():
-            done.set_result(None)
+            done.set_result(state)
 
-    controller.runFinished.connect(finished)
+    source.runFinished.connect(finished)
     try:
         await start
         try:
-            await asyncio.wait_for(done, timeout)
+            return await asyncio.wait_for(done, timeout)
         except TimeoutError:
             raise TimeoutError(f"the run did not finish within {timeout:g} s") from None
     finally:
-        controller.runFinished.disconnect(finished)
+        source.runFinished.disconnect(finished)

@@ -162,9 +162,7 @@ async def load(n: int, tokens: int) -> None:
     pids = {"window": "self", "engine": controller.engine.pid, "endpoint": sim.pid}
     cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items() if pid}
     t0 = time.perf_counter()
-    started = asyncio.ensure_future(controller.start(request))
-    await run_to_end(controller, started, 120)
-    state = started.result()
+    state = await run_to_end(controller, controller.start(request), 120)
     duration = time.perf_counter() - t0
     cpu = {name: (cpu_seconds(pids[name]) - c0) / duration for name, c0 in cpu0.items()}
     stop = True

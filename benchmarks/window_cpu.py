@@ -137,9 +137,7 @@ async def measured_run(
     if profiler:
         profiler.enable()
     t0 = time.perf_counter()
-    started = asyncio.ensure_future(controller.start(request))
-    await run_to_end(controller, started, 300)
-    state = started.result()
+    state = await run_to_end(controller, controller.start(request), 300)
     duration = time.perf_counter() - t0
     if profiler and profile:
         profiler.disable()
