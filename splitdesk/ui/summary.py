@@ -387,18 +387,16 @@ class SummaryStrip(QFrame):
                 why += f"<br>Also: {escape(note.text, quote=False)}"
             lines.append(why)
         if no_verdict_reason(d, shared) is not None:
-            # the headline names the cause ("no verdict: both ways shared the server"); this
-            # line offers the fair measurement in as few words (one line on a projector)
-            why_not = (
-                "Side by side cannot show what parallel requests gain on this server:"
-                if d.one_at_a_time
-                else "Sharing it inflates the ratio:"
-            )
-            lines.append(
-                f"{why_not} "
-                f"<a href='fair-mode' style='color:{t.accent}'>run them one after another</a>"
+            # the headline names the cause ("no verdict: both ways shared the server", "…
+            # ran one request at a time") and the Why line explains it; this line offers
+            # the fair measurement in as few words (one line on a projector)
+            offer = (
+                f"<a href='fair-mode' style='color:{t.accent}'>Run them one after another</a>"
                 " to measure each way on an idle server."
             )
+            if not d.one_at_a_time:  # the Why line said nothing of the shared server
+                offer = f"Sharing it inflates the ratio. {offer}"
+            lines.append(offer)
         self.explain.setText("<br>".join(lines))
         self.explain.setVisible(bool(lines))
 
