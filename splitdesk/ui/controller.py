@@ -296,6 +296,16 @@ class RunController(QObject):
     async def _start(self, request: RunRequest) -> RunState:
         if request.key_problem:
             raise ControllerError(request.key_problem)
+        plan = request.plan()
+        state = RunState()
+        self.state = state
+        # Views build their panes from the plan now, and get a few frames to lay them out
+        # and paint, before the engine sends anything (this machine's CPU is shared). The
+        # built-in endpoint, when still starting, comes up meanwhile: the two waits overlap
+        # (Run pressed as the window shows → first request sent, issue 13).
+        settled = time.monotonic() + VIEWS_SETTLE_S
+        self.runPlanned.emit(plan, list(request.questions))
+        self._announced = plan
         endpoint = await self.endpoint_config(request.endpoint, request.api_key)
         s = request.endpoint
         config = RunConfig(
@@ -308,13 +318,6 @@ class RunController(QObject):
             release=request.client.release,
             capture_raw=request.capture_raw,
         )
-        plan = request.plan()
-        state = RunState()
-        self.state = state
-        # Views build their panes from the plan now, and get a few frames to lay them out
-        # and paint, before the engine sends anything (this machine's CPU is shared).
-        self.runPlanned.emit(plan, list(request.questions))
-        self._announced = plan
         # The built-in endpoint's prediction is asked now, while the views settle, and the
         # engine starts only once it is in: the endpoint computes it on the loop that
         # schedules its token steps, which a run's streams must have to themselves.
@@ -323,7 +326,7 @@ class RunController(QObject):
             prediction = self._prediction = spawn(
                 self._predict(self.sim.url, endpoint, plan, s.temperature)
             )
-        await asyncio.sleep(VIEWS_SETTLE_S)
+        await asyncio.sleep(max(0.0, settled - time.monotonic()))
         preds = await self._prediction_before_run(prediction)
         try:
             await self.start_engine()
