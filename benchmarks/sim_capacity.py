@@ -9,13 +9,15 @@ the step's events took to leave: the spread), the events per second sustained, t
 endpoint's CPU seconds per 1,000 events, and the load average (a shared machine: other
 processes take the endpoint's CPU). Goal on a 2-core machine: 256 streams, p99 ≤ 5 ms.
 
-The client is splitdesk's own engine (``Runner``, a parallel run of N questions): one
+The endpoint's event loop gets a CPU of its own and the client the others, as in the
+window and ``splitdesk bench`` (``splitdesk/cpus.py``); ``--no-own-cpu`` leaves both where
+the OS puts them. The client is splitdesk's own engine (``Runner``, a parallel run of N questions): one
 connection pool per request, arrival stamping, as the window and ``splitdesk bench`` read
 the endpoint. ``--client httpx`` reads with one shared ``httpx.AsyncClient`` instead (the
 client before: its pool bookkeeping and anyio reads cost several times the engine's CPU
 per event, taken from the same two cores as the endpoint).
 
-    .venv/bin/python benchmarks/sim_capacity.py [--streams 16 64 256] [--tokens 200]
+    .venv/bin/python benchmarks/sim_capacity.py [--streams 16 64 256] [--tokens 200] [--no-own-cpu]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import asyncio
 import collections
 import os
+import threading
 import time
 
 import httpx
@@ -33,6 +36,7 @@ from splitdesk.core.plans import make_plan
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner
 from splitdesk.core.template import CombinedTemplate
+from splitdesk.cpus import separate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import SimProcess, start_sim
 
@@ -77,12 +81,15 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def run(n: int, tokens: int, client: str) -> None:
+async def run(n: int, tokens: int, client: str, own_cpu: bool) -> None:
     sim = await asyncio.to_thread(
         start_sim,
         "batching",
         {"max_num_seqs": max(64, n), "answer_tokens": tokens, "answer_spread": 0},
     )
+    # as the window and `splitdesk bench` place them (splitdesk/cpus.py): the endpoint's
+    # loop on a CPU of its own, this thread (the client) on the others
+    placed = separate(sim.pid, [threading.get_native_id()]) if own_cpu else None
     try:
         before = load()
         cpu0, t0 = cpu_seconds(sim.pid), time.perf_counter()
@@ -107,6 +114,8 @@ async def run(n: int, tokens: int, client: str) -> None:
         f" (wall {wall:.2f} s); endpoint CPU {cpu / len(events) * 1000:.3f} s per 1,000 events;"
         f" {before} → {load()}"
     )
+    where = f"endpoint on CPU {placed}, client off it" if placed is not None else "placed by the OS"
+    print(f"      CPUs: {where}")
     print("      " + describe("lateness vs schedule", lateness))
     print("      " + describe("a step's first event (wake-up)", wake))
     print("      " + describe("a step's first to last event (spread)", spread))
@@ -121,10 +130,16 @@ def main() -> None:
     parser.add_argument(
         "--client", choices=["engine", "httpx"], default="engine", help="what reads the streams"
     )
+    parser.add_argument(
+        "--no-own-cpu",
+        action="store_true",
+        help="leave the endpoint and the client where the OS puts them (splitdesk/cpus.py "
+        "says why the app does not)",
+    )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, {load()}")
     for n in args.streams:
-        asyncio.run(run(n, args.tokens, args.client))
+        asyncio.run(run(n, args.tokens, args.client, not args.no_own_cpu))
 
 
 if __name__ == "__main__":

@@ -445,9 +445,9 @@ def run_bench_command(
     if template is not None:
         opts.template = template
     try:
-        from splitdesk.sim.launcher import start_sim
+        from splitdesk.sim.launcher import start_sim_beside_me
 
-        return run(opts) if run is not None else run_bench(opts, launch=start_sim)
+        return run(opts) if run is not None else run_bench(opts, launch=start_sim_beside_me)
     except BenchError as exc:
         return fail(str(exc))
 

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from splitdesk.childproc import module_command
+from splitdesk.cpus import rejoin, separate
 from splitdesk.sim.params import DEFAULT_PROFILE, SimParams
 
 READY_PREFIX = "listening on "
@@ -55,6 +56,9 @@ class SimProcess:
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=40)
     )
+    #: threads kept off the endpoint's CPU (:func:`start_sim_beside_me`): given every CPU
+    #: back when it stops
+    clients: list[int] = field(default_factory=list)
 
     @property
     def openai_base_url(self) -> str:
@@ -69,7 +73,10 @@ class SimProcess:
         return self.process.poll() is None
 
     def stop(self, timeout: float = 3.0) -> None:
-        """Terminate the child and wait for it (SIGKILL after ``timeout`` seconds). Idempotent."""
+        """Terminate the child and wait for it (SIGKILL after ``timeout`` seconds); its
+        :attr:`clients` may run on every CPU again. Idempotent."""
+        clients, self.clients = self.clients, []
+        rejoin(clients)
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -170,3 +177,18 @@ def start_sim(
         sim.stop()
         detail = " | ".join(list(sim.stderr_tail)[-3:])
         raise SimStartError(f"{exc}{': ' + detail if detail else ''}") from None
+
+
+def start_sim_beside_me(
+    profile: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None = None
+) -> SimProcess:
+    """:func:`start_sim`, then the endpoint's event loop on a CPU of its own and the
+    calling thread (the client that will measure it: ``splitdesk bench``/``sweep``, which
+    run their requests on the thread that started the endpoint) on the others until the
+    endpoint stops (:func:`splitdesk.cpus.separate`, which says why). Raises as
+    :func:`start_sim`."""
+    sim = start_sim(profile, overrides)
+    me = threading.get_native_id()
+    if separate(sim.pid, [me]) is not None:
+        sim.clients.append(me)
+    return sim

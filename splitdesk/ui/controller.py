@@ -39,6 +39,7 @@ from splitdesk.core.repeats import RepeatRun
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Timeouts
 from splitdesk.core.template import CombinedTemplate
+from splitdesk.cpus import rejoin, separate
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
@@ -330,6 +331,7 @@ class RunController(QObject):
         preds = await self._prediction_before_run(prediction)
         try:
             await self.start_engine()
+            self._place_engine(s.is_builtin)
             self.live = self.engine.run(config, request.questions, plan, gated=True)
         except RuntimeError as exc:
             raise ControllerError(f"the measuring engine is not running: {exc}") from None
@@ -341,6 +343,19 @@ class RunController(QObject):
         if preds is not None:  # after runStarted: the views bound to this run take them
             self.predictionsReady.emit(preds)
         return state
+
+    def _place_engine(self, builtin: bool) -> None:
+        """The built-in endpoint's event loop on a CPU of its own and the engine off it (a
+        socket wake-up put the engine on the endpoint's CPU, which then waited a scheduler
+        tick mid-step: :mod:`splitdesk.cpus`); for any other endpoint the engine may run
+        anywhere again."""
+        engine = self.engine.pid
+        if engine is None:
+            return
+        if builtin and self.sim is not None:
+            separate(self.sim.pid, [engine])
+        else:
+            rejoin([engine])
 
     async def _predict(
         self,

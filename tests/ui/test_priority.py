@@ -21,6 +21,7 @@ import pytest
 from ui.conftest import wait_signal
 from ui.test_exit_mid_run import children, wait_gone
 
+from splitdesk import cpus
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.template import CombinedTemplate
 from splitdesk.ui.controller import RunController, RunRequest
@@ -137,5 +138,39 @@ async def test_run_pressed_while_the_endpoint_starts_plans_the_panes_at_once(qtb
         assert planned_while_starting == [True]
         assert [r.outcome for r in state.requests] == ["done", "done"]
         assert controller.sim is ahead.result()
+    finally:
+        await controller.shutdown()
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(cpus.allowed_cpus()) < 2,
+    reason="CPU affinity needs Linux and at least two CPUs",
+)
+async def test_the_engine_leaves_the_builtin_endpoint_its_own_cpu_and_only_it(
+    qtbot: Any,
+) -> None:
+    """On the built-in endpoint the engine runs off the endpoint's CPU (splitdesk/cpus.py);
+    measuring any other endpoint, it may run on every CPU again."""
+    controller = RunController()
+    allowed = set(cpus.allowed_cpus())
+    questions = ["Hi?", "Ho?"]
+    try:
+        builtin = EndpointSettings(speed=4.0, max_tokens=8)
+        finished = asyncio.ensure_future(wait_signal(controller.runFinished, 60, "builtin run"))
+        await controller.start(RunRequest(builtin, None, questions, CombinedTemplate(), "parallel"))
+        await finished
+        assert controller.sim is not None and controller.engine.pid is not None
+        (cpu,) = os.sched_getaffinity(controller.sim.pid)
+        assert os.sched_getaffinity(controller.engine.pid) == allowed - {cpu}
+
+        other = EndpointSettings(  # the same server, measured as a real one would be
+            preset="custom", base_url=controller.sim.openai_base_url, model="splitdesk-sim"
+        )
+        finished = asyncio.ensure_future(wait_signal(controller.runFinished, 60, "custom run"))
+        await controller.start(RunRequest(other, None, questions, CombinedTemplate(), "parallel"))
+        (state,) = await finished
+        assert [r.outcome for r in state.requests] == ["done", "done"]
+        assert os.sched_getaffinity(controller.engine.pid) == allowed
     finally:
         await controller.shutdown()
