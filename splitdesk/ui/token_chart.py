@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QShowEvent
+from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from splitdesk.core.events import Group
@@ -79,9 +79,11 @@ class TokenChart(QWidget):
 
     def bind(self, source: Callable[[], RunState | None]) -> None:
         """Draw the run ``source()`` returns (the window's current run, live or replayed):
-        polled once per frame while shown, redrawn only when events were applied."""
+        polled every two frames while shown (hidden, the chart costs nothing: no timer),
+        redrawn only when events were applied."""
         self.source = source
-        self._ticker.start()
+        if self.isVisible():
+            self._ticker.start()
 
     def _tick(self) -> None:
         state = self.source()
@@ -103,10 +105,16 @@ class TokenChart(QWidget):
             self.curves[group].setData([p[0] for p in points], [p[1] for p in points])
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Shown: draw the current run at once."""
+        """Shown: draw the current run at once, and follow it."""
         super().showEvent(event)
         self._seen = (0, -1)
         self._tick()
+        self._ticker.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Hidden: stop polling."""
+        super().hideEvent(event)
+        self._ticker.stop()
 
 
 class TokenChartUi:

@@ -308,9 +308,11 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     window.presentation.set_active(True)
     chart_ui = window.token_chart
     assert chart_ui.chart.isHidden()
+    assert not chart_ui.chart._ticker.isActive()  # hidden, it polls nothing
     key(window, Qt.Key.Key_T)  # T shows it beside the timeline
     chart = chart_ui.chart
     assert chart.isVisible() and chart_ui.action.isChecked()
+    assert chart._ticker.isActive()
     assert chart.parentWidget() is window.timeline.parentWidget()  # side by side
     recording = load_recording(dict(demo_files())["batching"])
     finished = await listen(window.runFinished, 60, "the replay to finish")
@@ -338,3 +340,4 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     assert groups["parallel"].makespan_s < groups["combined"].makespan_s
     key(window, Qt.Key.Key_T)
     assert chart_ui.chart.isHidden()
+    assert not chart_ui.chart._ticker.isActive()
