@@ -43,17 +43,16 @@ from splitdesk.core.questions import shorten
 from splitdesk.core.run_state import RequestTrace, RunState
 from splitdesk.ui.follow_end import follow_end
 from splitdesk.ui.theme import Theme, ink_on, lane_hex, mono_font, ui_font
-from splitdesk.ui.throttle import LIVE_FRAME_MS, Throttle
+from splitdesk.ui.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
 
 #: Streaming text is appended at most this often (ms): each append re-lays out the pane's
 #: text in Qt (the window's main cost per token; issue 13). Every pane shares the frame
 #: grid (:class:`Throttle`, :data:`~splitdesk.ui.throttle.LIVE_FRAME_MS`).
 PANE_MS = LIVE_FRAME_MS
 #: While a request streams, its header's figures (TTFT, tokens, rate) are rewritten at
-#: most this often (ms): numbers that change 20 times a second cannot be read, and each
-#: rewrite measures and elides the line. A change of state (first token, the end, a
-#: failure) shows at once.
-HEADER_MS = 200
+#: most this often (ms; each rewrite measures and elides the line). A change of state
+#: (first token, the end, a failure) shows at once.
+HEADER_MS = LIVE_TEXT_MS
 
 STATE_LABELS = {
     "planned": "queued",

@@ -33,7 +33,7 @@ from splitdesk.core.predict import (
 from splitdesk.core.run_state import RunState
 from splitdesk.providers.base import RequestError
 from splitdesk.ui.theme import Theme, ui_font
-from splitdesk.ui.throttle import Throttle
+from splitdesk.ui.throttle import LIVE_TEXT_MS, Throttle
 
 
 def verdict(speedup: float, theme: Theme, shared: bool = False) -> str:
@@ -223,7 +223,8 @@ class SummaryStrip(QFrame):
         lay.addWidget(self.payoff_box)
         lay.addWidget(self.explain)
         lay.addWidget(self.details_box)
-        self.throttle = Throttle(self.refresh, 100, self)
+        # live figures at the pace a reader takes them in; the end is flushed at once
+        self.throttle = Throttle(self.refresh, LIVE_TEXT_MS, self)
 
     def clear(self, text: str = "") -> None:
         """Show ``text`` and no figures (a new run is about to start)."""

@@ -22,6 +22,10 @@ FRAME_MS = 16
 #: frame (text layout, painting), not per token, and 20 frames a second still reads as a
 #: smooth stream.
 LIVE_FRAME_MS = 50
+#: Figures written as text while a run streams (a pane's header, the summary) change at
+#: most this often (ms): numbers rewritten 20 times a second cannot be read, and each
+#: rewrite measures and lays out its text. A run's final figures are written at once.
+LIVE_TEXT_MS = 200
 
 
 class Throttle(QObject):

@@ -14,15 +14,17 @@ import pytest
 from ui.conftest import wait_signal
 
 from splitdesk.core.endpoints import EndpointSettings
-from splitdesk.core.metrics import request_figures
+from splitdesk.core.metrics import request_figures, summarize
 from splitdesk.core.settings import AppSettings
 from splitdesk.ui.controller import RunController
 from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.panes import HEADER_MS, RequestPane, header_variants
+from splitdesk.ui.summary import SummaryStrip
+from splitdesk.ui.throttle import LIVE_TEXT_MS
 
 
 @pytest.mark.asyncio
-async def test_header_figures_change_at_a_readable_pace_and_end_exact(
+async def test_header_and_summary_figures_change_at_a_readable_pace_and_end_exact(
     make_window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     writes: dict[int, list[tuple[float, str]]] = {}
@@ -35,10 +37,24 @@ async def test_header_figures_change_at_a_readable_pace_and_end_exact(
         original(pane)
 
     monkeypatch.setattr(RequestPane, "_update_header", update_header)
+    summaries: list[tuple[float, bool]] = []  # (when, while streaming)
+    refresh = SummaryStrip.refresh
+
+    def summary_refresh(strip: SummaryStrip) -> None:
+        st = strip.state
+        streaming = st is not None and st.ended is None and any(r.t_send for r in st.requests)
+        summaries.append((time.monotonic(), streaming))
+        refresh(strip)
+
+    monkeypatch.setattr(SummaryStrip, "refresh", summary_refresh)
     window = make_window(AppSettings(endpoint=EndpointSettings(speed=2.0)))
     window.run_button.click()
     (state,) = await wait_signal(window.runFinished, 60, "the default run, built-in endpoint")
     assert all(r.outcome == "done" for r in state.requests)
+    live = [t1 - t0 for (t0, s0), (t1, s1) in itertools.pairwise(summaries) if s0 and s1]
+    assert len(live) > 5, "the summary hardly followed the run"
+    assert min(live) >= 0.95 * LIVE_TEXT_MS / 1000, sorted(live)[:5]
+    assert window.summary.summary == summarize(state)  # the end is exact
     gaps = [
         t1 - t0
         for seen in writes.values()
