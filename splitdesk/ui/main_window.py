@@ -558,11 +558,18 @@ class MainWindow(QMainWindow):
             )
             self.engineer.run_key = request.api_key  # masked in the inspector's raw lines
             ep, sim = request.endpoint, self.controller.sim
-            if not ep.is_builtin:  # the wait before the first request says what it waits for
-                self.summary.clear(f"connecting to {ep.host}…")
+            # the wait before the first request says what it waits for (the panes are
+            # planned meanwhile: _plan_panes keeps it)
+            if not ep.is_builtin:
+                self._waiting_for = f"connecting to {ep.host}…"
             elif sim is None or not sim.alive():
-                self.summary.clear("starting the built-in endpoint…")
-            await self.controller.start(request)
+                self._waiting_for = "starting the built-in endpoint…"
+            if self._waiting_for:
+                self.summary.clear(self._waiting_for)
+            try:
+                await self.controller.start(request)
+            finally:
+                self._waiting_for = ""
         except Exception as exc:  # never raised into Qt, never silent: said where it shows
             if not isinstance(exc, ControllerError):
                 log.exception("Run could not start")
@@ -621,7 +628,7 @@ class MainWindow(QMainWindow):
         """Clear the previous run's panes and queue the coming run's."""
         self._clear_panes()
         self.timeline.clear()
-        self.summary.clear("Starting…")
+        self.summary.clear(self._waiting_for or "Starting…")
         self._questions = questions
         if labels is None:
             labels = self.questions.labels() if questions == self.questions.questions() else []
@@ -707,6 +714,9 @@ class MainWindow(QMainWindow):
         self.pane_split.setSizes([int(total * share), total - int(total * share)])
 
     _lanes_wanted = 1  #: lanes of the current run (the timeline's room follows them)
+    #: What a run being started waits for before its first request, said in the summary
+    #: while its panes are planned ("starting the built-in endpoint…"); empty otherwise.
+    _waiting_for = ""
 
     def _fit_timeline(self, lanes: int) -> None:
         """Give the timeline room for ``lanes`` readable lanes, unless the user has placed

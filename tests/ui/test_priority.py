@@ -23,7 +23,9 @@ from ui.test_exit_mid_run import children, wait_gone
 
 from splitdesk import cpus
 from splitdesk.core.endpoints import EndpointSettings
+from splitdesk.core.settings import AppSettings
 from splitdesk.core.template import CombinedTemplate
+from splitdesk.sim.launcher import start_sim
 from splitdesk.ui.controller import RunController, RunRequest
 from splitdesk.ui.priority import GUI_NICE, thread_nice
 
@@ -174,3 +176,31 @@ async def test_the_engine_leaves_the_builtin_endpoint_its_own_cpu_and_only_it(
         assert os.sched_getaffinity(controller.engine.pid) == allowed
     finally:
         await controller.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_while_the_endpoint_starts_the_summary_says_so_beside_the_planned_panes(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The panes are planned at once (the endpoint's start and the views' settling overlap),
+    and the summary says what the run waits for until it starts."""
+    from splitdesk.ui import controller as controller_module
+
+    def slow_start(profile: str, overrides: dict[str, Any]) -> Any:
+        time.sleep(1.0)  # a slow machine: the endpoint takes a second to come up
+        return start_sim(profile, overrides)
+
+    monkeypatch.setattr(controller_module, "start_sim", slow_start)
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=4.0)))
+    planned = asyncio.ensure_future(
+        wait_signal(window.controller.runPlanned, 30, "the run's panes planned")
+    )
+    finished = asyncio.ensure_future(wait_signal(window.runFinished, 60, "the run's end"))
+    window.run_button.click()
+    await planned
+    await asyncio.sleep(0.2)  # the planned panes are being built
+    assert window.controller.sim is None, "the endpoint was up before the panes were planned"
+    assert "starting the built-in endpoint" in window.summary.headline.text()
+    (state,) = await finished
+    assert all(r.outcome == "done" for r in state.requests)
+    assert "starting" not in window.summary.headline.text()
