@@ -40,7 +40,11 @@ def allowed_cpus() -> frozenset[int]:
     global _allowed
     if _allowed is None:
         get = getattr(os, "sched_getaffinity", None)
-        _allowed = frozenset(get(0)) if get is not None else frozenset()
+        try:
+            _allowed = frozenset(get(0)) if get is not None else frozenset()
+        except OSError as exc:  # a sandbox that refuses the call: place nothing
+            log.info("the CPUs this process may use are unknown: %s", exc)
+            _allowed = frozenset()
     return _allowed
 
 

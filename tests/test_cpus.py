@@ -92,3 +92,16 @@ def test_bench_keeps_its_thread_off_the_endpoints_cpu_until_the_endpoint_stops()
         assert os.sched_getaffinity(tid) == set(cpus.allowed_cpus())
 
     in_thread(work)
+
+
+def test_a_sandbox_that_refuses_to_say_its_cpus_gets_nothing_placed(
+    child: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(_pid: int) -> set[int]:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(cpus, "_allowed", None)
+    monkeypatch.setattr(os, "sched_getaffinity", refused)
+    assert cpus.allowed_cpus() == frozenset()
+    assert cpus.separate(child, []) is None  # no exception: the run goes on unplaced
+    cpus.rejoin([child])
