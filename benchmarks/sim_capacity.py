@@ -9,9 +9,9 @@ the step's events took to leave: the spread), the events per second sustained, t
 endpoint's CPU seconds per 1,000 events, and the load average (a shared machine: other
 processes take the endpoint's CPU). Goal on a 2-core machine: 256 streams, p99 ≤ 5 ms.
 
-The endpoint's event loop gets a CPU of its own and the client the others, as in the
-window and ``splitdesk bench`` (``splitdesk/cpus.py``); ``--no-own-cpu`` leaves both where
-the OS puts them. The client is splitdesk's own engine (``Runner``, a parallel run of N questions): one
+From 128 streams on (``MANY_STREAMS``) the endpoint's event loop gets a CPU of its own and
+the client the others, as in the window and ``splitdesk bench`` (``splitdesk/cpus.py``);
+``--no-own-cpu`` leaves both where the OS puts them at every count. The client is splitdesk's own engine (``Runner``, a parallel run of N questions): one
 connection pool per request, arrival stamping, as the window and ``splitdesk bench`` read
 the endpoint. ``--client httpx`` reads with one shared ``httpx.AsyncClient`` instead (the
 client before: its pool bookkeeping and anyio reads cost several times the engine's CPU
@@ -36,7 +36,7 @@ from splitdesk.core.plans import make_plan
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Runner
 from splitdesk.core.template import CombinedTemplate
-from splitdesk.cpus import separate
+from splitdesk.cpus import MANY_STREAMS, rejoin, separate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import SimProcess, start_sim
 
@@ -87,8 +87,8 @@ async def run(n: int, tokens: int, client: str, own_cpu: bool) -> None:
         "batching",
         {"max_num_seqs": max(64, n), "answer_tokens": tokens, "answer_spread": 0},
     )
-    # as the window and `splitdesk bench` place them (splitdesk/cpus.py): the endpoint's
-    # loop on a CPU of its own, this thread (the client) on the others
+    # as the window and `splitdesk bench` place them (splitdesk/cpus.py): from MANY_STREAMS
+    # on, the endpoint's loop on a CPU of its own, this thread (the client) on the others
     placed = separate(sim.pid, [threading.get_native_id()]) if own_cpu else None
     try:
         before = load()
@@ -133,13 +133,16 @@ def main() -> None:
     parser.add_argument(
         "--no-own-cpu",
         action="store_true",
-        help="leave the endpoint and the client where the OS puts them (splitdesk/cpus.py "
-        "says why the app does not)",
+        help="leave the endpoint and the client where the OS puts them at every stream "
+        "count (splitdesk/cpus.py says why the app places them from 128 streams on)",
     )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, {load()}")
     for n in args.streams:
-        asyncio.run(run(n, args.tokens, args.client, not args.no_own_cpu))
+        own_cpu = n >= MANY_STREAMS and not args.no_own_cpu
+        asyncio.run(run(n, args.tokens, args.client, own_cpu))
+        if own_cpu:  # this thread keeps every CPU for the next stream count
+            rejoin([threading.get_native_id()])
 
 
 if __name__ == "__main__":

@@ -445,9 +445,13 @@ def run_bench_command(
     if template is not None:
         opts.template = template
     try:
-        from splitdesk.sim.launcher import start_sim_beside_me
+        from splitdesk.cpus import MANY_STREAMS
+        from splitdesk.sim.launcher import start_sim, start_sim_beside_me
 
-        return run(opts) if run is not None else run_bench(opts, launch=start_sim_beside_me)
+        # many streams at once: the endpoint on a CPU of its own, this thread off it
+        many = len(opts.questions) >= MANY_STREAMS
+        launch = start_sim_beside_me if many else start_sim
+        return run(opts) if run is not None else run_bench(opts, launch=launch)
     except BenchError as exc:
         return fail(str(exc))
 

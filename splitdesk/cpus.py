@@ -11,11 +11,15 @@ to yield: about one step in ten held up, lateness p99 5.0–5.3 ms. With the end
 event loop on one CPU and the client kept to the others the wake-up lands elsewhere: p99
 2.0–2.2 ms; with another process burning a CPU, 4.6–5.3 ms against 5.2–5.8 ms.
 
-So where the built-in endpoint is measured, its event-loop thread gets the last CPU this
-process may use and the client's thread(s) the others (the window's engine process; the
-``bench``/``sweep`` commands' own thread). Other endpoints are real servers, placed by the
-operating system as they would be without splitdesk: a client pinned for a built-in run is
-given every CPU back (:func:`rejoin`). Affinity is per thread on Linux
+A pinned thread cannot move away from a busy neighbour, though: with another process
+burning a CPU, at 64 streams pinned was the worse (p99 3.5 against 2.3–2.8 ms), at 256 the
+better (3.6–4.1 against 5.2 ms); on an idle machine 64 streams gain nothing (1.2 ms either
+way), because a step's writes end before the client's burst of reading outlasts a tick.
+So only a run of :data:`MANY_STREAMS` or more concurrent requests on the built-in endpoint
+is placed: its event-loop thread gets the last CPU this process may use and the client's
+thread the others (the window's engine process; ``bench``'s own thread). Smaller runs, and
+every run on another endpoint (a real server, placed by the operating system as it would
+be without splitdesk), leave both free again (:func:`rejoin`). Affinity is per thread on Linux
 (``sched_setaffinity(2)``: a pid names the process's main thread; threads made later
 inherit it). Elsewhere, or with one CPU, nothing is done.
 
@@ -30,6 +34,10 @@ import os
 from collections.abc import Iterable
 
 log = logging.getLogger(__name__)
+
+#: From this many requests streaming at once, the built-in endpoint and its client are
+#: placed on separate CPUs (measured above; ``benchmarks/sim_capacity.py``).
+MANY_STREAMS = 128
 
 _allowed: frozenset[int] | None = None
 

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from splitdesk.cli import run_bench_command
     from splitdesk.core.bench import BenchOptions
     from splitdesk.core.sweep import run_sweep
-    from splitdesk.sim.launcher import start_sim_beside_me
+    from splitdesk.sim.launcher import start_sim
 
     def fail(message: str) -> int:
         print(f"splitdesk sweep: error: {message}", file=sys.stderr)
@@ -56,6 +56,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     args.mode = "parallel"  # a sweep starts at N = 1: bench's "combine needs two" is moot
 
     def sweep(opts: BenchOptions) -> int:
-        return run_sweep(opts, args.max_n, launch=start_sim_beside_me)
+        return run_sweep(
+            opts, args.max_n, launch=start_sim
+        )  # N ≤ 64: splitdesk/cpus.py MANY_STREAMS
 
     return run_bench_command(args, parser, command="sweep", run=sweep)

@@ -183,10 +183,10 @@ def start_sim_beside_me(
     profile: str = DEFAULT_PROFILE, overrides: dict[str, Any] | None = None
 ) -> SimProcess:
     """:func:`start_sim`, then the endpoint's event loop on a CPU of its own and the
-    calling thread (the client that will measure it: ``splitdesk bench``/``sweep``, which
-    run their requests on the thread that started the endpoint) on the others until the
-    endpoint stops (:func:`splitdesk.cpus.separate`, which says why). Raises as
-    :func:`start_sim`."""
+    calling thread (the client that will measure it: ``splitdesk bench`` of
+    :data:`~splitdesk.cpus.MANY_STREAMS` questions or more, which runs its requests on the
+    thread that started the endpoint) on the others until the endpoint stops
+    (:func:`splitdesk.cpus.separate`, which says why). Raises as :func:`start_sim`."""
     sim = start_sim(profile, overrides)
     me = threading.get_native_id()
     if separate(sim.pid, [me]) is not None:

@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
+from splitdesk import cpus
 from splitdesk.core.client_pattern import ClientPattern
 from splitdesk.core.endpoints import EndpointSettings
 from splitdesk.core.engine import EngineProcess, ProcessRun
@@ -39,7 +40,6 @@ from splitdesk.core.repeats import RepeatRun
 from splitdesk.core.run_state import RunState
 from splitdesk.core.runner import RunConfig, Timeouts
 from splitdesk.core.template import CombinedTemplate
-from splitdesk.cpus import rejoin, separate
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
@@ -331,7 +331,7 @@ class RunController(QObject):
         preds = await self._prediction_before_run(prediction)
         try:
             await self.start_engine()
-            self._place_engine(s.is_builtin)
+            self._place_engine(s.is_builtin, max(len(ph.requests) for ph in plan.phases))
             self.live = self.engine.run(config, request.questions, plan, gated=True)
         except RuntimeError as exc:
             raise ControllerError(f"the measuring engine is not running: {exc}") from None
@@ -344,18 +344,20 @@ class RunController(QObject):
             self.predictionsReady.emit(preds)
         return state
 
-    def _place_engine(self, builtin: bool) -> None:
-        """The built-in endpoint's event loop on a CPU of its own and the engine off it (a
-        socket wake-up put the engine on the endpoint's CPU, which then waited a scheduler
-        tick mid-step: :mod:`splitdesk.cpus`); for any other endpoint the engine may run
-        anywhere again."""
+    def _place_engine(self, builtin: bool, streams: int) -> None:
+        """A run of ``streams`` concurrent requests (:data:`~splitdesk.cpus.MANY_STREAMS`
+        or more) on the built-in endpoint: its event loop on a CPU of its own and the
+        engine off it (a socket wake-up put the engine on the endpoint's CPU, which then
+        waited a scheduler tick mid-step: :mod:`splitdesk.cpus`). Any other run: both may
+        run anywhere again."""
         engine = self.engine.pid
         if engine is None:
             return
-        if builtin and self.sim is not None:
-            separate(self.sim.pid, [engine])
+        sim = self.sim.pid if self.sim is not None and self.sim.alive() else None
+        if builtin and sim is not None and streams >= cpus.MANY_STREAMS:
+            cpus.separate(sim, [engine])
         else:
-            rejoin([engine])
+            cpus.rejoin([engine] if sim is None else [engine, sim])
 
     async def _predict(
         self,

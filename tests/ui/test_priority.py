@@ -149,30 +149,42 @@ async def test_run_pressed_while_the_endpoint_starts_plans_the_panes_at_once(qtb
     not hasattr(os, "sched_setaffinity") or len(cpus.allowed_cpus()) < 2,
     reason="CPU affinity needs Linux and at least two CPUs",
 )
-async def test_the_engine_leaves_the_builtin_endpoint_its_own_cpu_and_only_it(
-    qtbot: Any,
+async def test_many_streams_on_the_builtin_endpoint_get_it_a_cpu_of_its_own_and_only_them(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the built-in endpoint the engine runs off the endpoint's CPU (splitdesk/cpus.py);
-    measuring any other endpoint, it may run on every CPU again."""
+    """A run of MANY_STREAMS concurrent requests or more on the built-in endpoint: the
+    endpoint on one CPU, the engine off it (splitdesk/cpus.py). A smaller run, or a run on
+    any other endpoint: both run anywhere again. (The threshold is lowered to 2 here, so
+    the runs stay small.)"""
+    monkeypatch.setattr(cpus, "MANY_STREAMS", 2)
     controller = RunController()
     allowed = set(cpus.allowed_cpus())
-    questions = ["Hi?", "Ho?"]
+
+    async def run(settings: EndpointSettings, questions: list[str]) -> None:
+        finished = asyncio.ensure_future(
+            wait_signal(controller.runFinished, 60, f"a run of {len(questions)} on {settings}")
+        )
+        request = RunRequest(settings, None, questions, CombinedTemplate(), "parallel")
+        await controller.start(request)
+        (state,) = await finished
+        assert all(r.outcome == "done" for r in state.requests)
+
     try:
         builtin = EndpointSettings(speed=4.0, max_tokens=8)
-        finished = asyncio.ensure_future(wait_signal(controller.runFinished, 60, "builtin run"))
-        await controller.start(RunRequest(builtin, None, questions, CombinedTemplate(), "parallel"))
-        await finished
+        await run(builtin, ["Hi?", "Ho?"])
         assert controller.sim is not None and controller.engine.pid is not None
         (cpu,) = os.sched_getaffinity(controller.sim.pid)
         assert os.sched_getaffinity(controller.engine.pid) == allowed - {cpu}
 
+        await run(builtin, ["Hi?"])  # one stream: nothing to keep apart
+        assert os.sched_getaffinity(controller.sim.pid) == allowed
+        assert os.sched_getaffinity(controller.engine.pid) == allowed
+
+        await run(builtin, ["Hi?", "Ho?"])
         other = EndpointSettings(  # the same server, measured as a real one would be
             preset="custom", base_url=controller.sim.openai_base_url, model="splitdesk-sim"
         )
-        finished = asyncio.ensure_future(wait_signal(controller.runFinished, 60, "custom run"))
-        await controller.start(RunRequest(other, None, questions, CombinedTemplate(), "parallel"))
-        (state,) = await finished
-        assert [r.outcome for r in state.requests] == ["done", "done"]
+        await run(other, ["Hi?", "Ho?"])
         assert os.sched_getaffinity(controller.engine.pid) == allowed
     finally:
         await controller.shutdown()
