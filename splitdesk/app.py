@@ -79,9 +79,19 @@ class GuiOptions:
 
 NO_DISPLAY = (
     "splitdesk: no display to open the window on ({why}); run it under a virtual display "
-    "with `xvfb-run -a splitdesk`, or set QT_QPA_PLATFORM=offscreen to run it unseen "
+    "with `xvfb-run -a {command}`, or set QT_QPA_PLATFORM=offscreen to run it unseen "
     "(screenshots, tests)"
 )
+
+
+def invocation(argv0: str | None = None) -> str:
+    """How splitdesk was started, to repeat in advice the user can paste: the script as
+    typed (``.venv/bin/splitdesk``: after ``scripts/install.sh`` it is not on ``PATH``),
+    else ``python -m splitdesk``."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if os.path.basename(argv0) in ("splitdesk", "splitdesk.exe"):
+        return argv0
+    return "python -m splitdesk"
 
 
 def display_problem(env: dict[str, str] | None = None, platform: str = sys.platform) -> str | None:
@@ -102,7 +112,9 @@ def display_problem(env: dict[str, str] | None = None, platform: str = sys.platf
     if not chosen and (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
         return None
     wanted = {"xcb": "DISPLAY is not set", "": "DISPLAY and WAYLAND_DISPLAY are not set"}
-    return NO_DISPLAY.format(why=wanted.get(chosen, "WAYLAND_DISPLAY is not set"))
+    return NO_DISPLAY.format(
+        why=wanted.get(chosen, "WAYLAND_DISPLAY is not set"), command=invocation()
+    )
 
 
 def unreachable_display(
@@ -144,7 +156,7 @@ def unreachable_display(
                 return None
         except OSError:
             continue
-    return NO_DISPLAY.format(why=f"no X server answers at DISPLAY={display}")
+    return NO_DISPLAY.format(why=f"no X server answers at DISPLAY={display}", command=invocation())
 
 
 _QT_LEVELS = {

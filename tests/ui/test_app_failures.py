@@ -37,8 +37,22 @@ def test_no_display_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "no display" in lines[0]
-    assert "xvfb-run -a splitdesk" in lines[0] and "QT_QPA_PLATFORM=offscreen" in lines[0]
+    # the advice repeats the command as started, ready to paste
+    assert "xvfb-run -a python -m splitdesk`" in lines[0]
+    assert "QT_QPA_PLATFORM=offscreen" in lines[0]
     assert "xcb-cursor" not in proc.stderr
+
+
+def test_no_display_advice_names_the_script_as_typed(tmp_path: Path) -> None:
+    """After scripts/install.sh, `splitdesk` is .venv/bin/splitdesk, not on PATH: the
+    advice says what to type."""
+    env = app_env(tmp_path)
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        env.pop(name, None)
+    script = str(Path(sys.executable).parent / "splitdesk")
+    proc = subprocess.run([script], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert f"`xvfb-run -a {script}`" in proc.stderr
 
 
 def test_display_problem_only_where_a_display_server_is_needed() -> None:

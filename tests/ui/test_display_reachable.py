@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from splitdesk.app import unreachable_display
+from splitdesk.app import invocation, unreachable_display
 
 
 def free_display_number() -> int:
@@ -27,7 +27,8 @@ def free_display_number() -> int:
 def test_a_display_nobody_answers_is_named() -> None:
     n = free_display_number()
     line = unreachable_display({"DISPLAY": f":{n}"}, "linux", 0.5)
-    assert line is not None and f"DISPLAY=:{n}" in line and "xvfb-run -a splitdesk" in line
+    assert line is not None and f"DISPLAY=:{n}" in line
+    assert f"`xvfb-run -a {invocation()}`" in line  # the command as started, to paste
     assert unreachable_display({"DISPLAY": f":{n}", "QT_QPA_PLATFORM": "xcb"}, "linux", 0.5)
     for fine in (
         {"DISPLAY": f":{n}", "QT_QPA_PLATFORM": "offscreen"},
