@@ -414,6 +414,16 @@ def _compute_bound(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
     )
 
 
+def _short_span(seconds: float) -> str:
+    """A short time apart as read aloud: ``"< 1 ms"``, ``"12 ms"`` under 0.1 s (``"0.00 s"``
+    read as no gap at all), else ``"0.25 s"``."""
+    if seconds < 0.0005:
+        return "< 1 ms"
+    if seconds < 0.1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.2f} s"
+
+
 def _batching(
     phases: Sequence[Sequence[RequestTrace]], par: Sequence[RequestTrace]
 ) -> Finding | None:
@@ -429,7 +439,7 @@ def _batching(
     evidence: Evidence = {"first_token_spread_s": _r(spread), "generation_s": _r(gen)}
     text = (
         f"the {len(ok)} parallel requests streamed together (first tokens within "
-        f"{spread:.2f} s of each other)"
+        f"{_short_span(spread)} of each other)"
     )
     if r is not None:
         lone, busy, k = r

@@ -111,6 +111,19 @@ def test_batching_names_concurrent_first_tokens_and_kept_speed() -> None:
     assert d.evidence["busy_tok_s"] == pytest.approx(47.6, abs=0.1)
     assert d.evidence["lone_tok_s"] == pytest.approx(50.0, abs=0.1)
     assert "95%" in d.text and "batches" in d.text
+    assert "first tokens within < 1 ms of each other" in d.text  # not "0.00 s"
+
+
+@pytest.mark.parametrize(("gap", "said"), [(0.012, "within 12 ms of"), (0.25, "within 0.25 s of")])
+def test_batching_says_how_far_apart_first_tokens_came_in_readable_units(
+    gap: float, said: str
+) -> None:
+    reqs = batching()
+    last = reqs[-1]
+    reqs[-1] = Req("parallel", 20.0, first=20.01 + gap, tokens=last.tokens, step=last.step, phase=1)
+    d = diagnose_state(build(reqs))
+    assert d.code == "batching"
+    assert said in d.text
 
 
 def test_one_at_a_time_from_staggered_first_tokens() -> None:
