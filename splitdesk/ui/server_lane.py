@@ -314,10 +314,15 @@ class ServerLane(QWidget):
             self._y_top = top
             item.setYRange(0, top, padding=0.1)
         text = f"Server ({s.family}, {source})"
-        short = f"Server ({s.family})"
+        # narrower, the line styles are said with their glyphs (the caption is the legend)
+        keyed = short = f"Server ({s.family})"
         if s.t_s:
             text += (
                 f": batch size (solid) {s.running[-1]:g} · queue (dashed) {s.waiting[-1]:g}"
+                f" · peak batch {s.peak_running:g}"
+            )
+            keyed += (
+                f": batch ━ {s.running[-1]:g} · queue ╌ {s.waiting[-1]:g}"
                 f" · peak batch {s.peak_running:g}"
             )
             short += (
@@ -339,12 +344,13 @@ class ServerLane(QWidget):
             self._fit_kv_view()
             last = kv_text(next(v for v in reversed(s.kv) if v is not None), s.kv_unit)
             text += f" · KV cache (dotted, right) {last}"
+            keyed += f" · KV ┈ {last} (right)"
             short += f" · KV {last}"
         else:
             self.kv_curve.setData([], [])
             if item.getAxis("right").isVisible():
                 item.hideAxis("right")
-        self.caption.set_variants([text, short])
+        self.caption.set_variants([text, keyed, short])
 
 
 def kv_text(value: float, unit: str) -> str:

@@ -135,6 +135,15 @@ async def test_replayed_kv_is_percent_or_nothing_as_the_server_published(
     assert list(lane.kv_curve.getData()[1]) == [0.05, 0.28, 0.31, 0.12]
     assert right.scale == 100.0  # ticks in percent
     assert lane.caption.text().endswith("· KV cache (dotted, right) 12 %")
+    # narrower, the caption still says which line is which, with the lines' own glyphs
+    caption = lane.caption
+    full, keyed = caption._variants[0], caption._variants[1]
+    metrics = caption.fontMetrics()
+    caption.resize((metrics.horizontalAdvance(full) + metrics.horizontalAdvance(keyed)) // 2, 30)
+    assert caption.text() == keyed
+    assert "batch ━ 1" in keyed and "queue ╌ 0" in keyed and keyed.endswith("KV ┈ 12 % (right)")
+    assert caption.toolTip() == full  # the whole wording on hover
+    caption.resize(metrics.horizontalAdvance(full) + 10, 30)
 
     tgi = ServerSeriesRecord(family="tgi", t_s=t_s, running=[4, 4, 3, 1], waiting=[3, 2, 0, 0])
     run = old.runs[0].model_copy(update={"server": tgi})
