@@ -94,12 +94,12 @@ def every_lane(timeline: Timeline) -> Iterator[None]:
     """While inside, the timeline's plot is tall enough for every lane at the normal lane
     pitch (names at the normal size), laid out for that height: an export then holds
     every lane, not just those the window has room for (the rest are behind the lane
-    scroll bar on screen). The plot's size and the lane scroll position are restored on
+    scroll bar on screen, or packed into one "Parallel (N)" block). The plot's size and the lane scroll position are restored on
     exit. Nothing changes when every lane is already shown."""
     from splitdesk.ui.timeline import LANE_PITCH
 
     n = len(timeline.lanes)
-    if timeline.lanes_shown >= n:
+    if timeline.lanes_shown >= n and not timeline.packed:
         yield
         return
     plot, bar = timeline.plot, timeline.lane_bar

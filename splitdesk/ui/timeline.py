@@ -5,7 +5,9 @@ sequential baseline. Each request is a bar from send to its last token: the wait
 first token hatched, streaming solid in the question's colour. Inside the combined bar
 each answer is its own segment, coloured and numbered, so "answer 5 starts late" is
 visible at a glance while the parallel lanes all start together. A dashed line marks
-"now"; outlined ghost bars show the cost model's prediction (built-in endpoint).
+"now"; outlined ghost bars show the cost model's prediction (built-in endpoint). When
+the lanes do not fit (many questions on a projector), the parallel lanes are packed into
+one block named "Parallel (N)", thin but all in sight, rather than scrolled out of it.
 
 pyqtgraph items are created once and updated in place (one :class:`LaneBars` per style),
 repainted at most ~30 times a second while a run is live. While bars grow, only the strip
@@ -51,6 +53,11 @@ MANY_LANES_MS = 100
 LIVE_SPAN_STEP = 1.25
 #: Lanes are at least this many lines of their names' text apart.
 LANE_PITCH = 1.25
+#: When the lanes do not fit even at the smaller names, the parallel lanes are packed
+#: into one block named "Parallel (N)" (no scrolling: the combined lane and every parallel
+#: bar in sight, as the talk's audience needs them), each lane at least this many pixels
+#: apart; thinner than that, they scroll instead.
+PACKED_MIN_PX = 3.0
 
 
 def ttft_text(f: RequestFigures) -> str:
@@ -86,8 +93,9 @@ class Bar:
         return self.make_tip
 
 
-#: A drawn bar: x0, x1 (seconds), lane, brush (``None``: the item's own brush).
-Rect = tuple[float, float, int, "QBrush | None"]
+#: A drawn bar: x0, x1 (seconds), the lane's centre y, the lane's height factor (1 for a
+#: lane of its own, less for a packed parallel lane), brush (``None``: the item's own).
+Rect = tuple[float, float, float, float, "QBrush | None"]
 
 
 class LaneBars(pg.GraphicsObject):
@@ -117,11 +125,8 @@ class LaneBars(pg.GraphicsObject):
         old, self._bars = self._bars, bars
         if bars == old:
             return
-        half = self._height / 2
-        self._rects = [
-            QRectF(x0, lane - half, x1 - x0, (lane - half + self._height) - (lane - half))
-            for x0, x1, lane, _ in bars
-        ]
+        h = self._height
+        self._rects = [QRectF(x0, y - h * k / 2, x1 - x0, h * k) for x0, x1, y, k, _ in bars]
         dirty: QRectF | None = None
         for i in range(max(len(old), len(bars))):
             a = old[i] if i < len(old) else None
@@ -130,12 +135,12 @@ class LaneBars(pg.GraphicsObject):
                 continue
             if a is not None and b is not None and a[0] == b[0] and a[2:] == b[2:]:
                 lo, hi = sorted((a[1], b[1]))  # only the end moved: the strip between
-                r = QRectF(lo, b[2] - half, hi - lo, self._height)
+                r = QRectF(lo, b[2] - h * b[3] / 2, hi - lo, h * b[3])
             else:
                 r = QRectF()
                 for it in (a, b):
                     if it is not None:
-                        r = r.united(QRectF(it[0], it[2] - half, it[1] - it[0], self._height))
+                        r = r.united(QRectF(it[0], it[2] - h * it[3] / 2, it[1] - it[0], h * it[3]))
             dirty = r if dirty is None else dirty.united(r)
         if dirty is None:
             return
@@ -173,14 +178,14 @@ class LaneBars(pg.GraphicsObject):
     def paint(self, p: QPainter, *args: object) -> None:
         if not self._rects:
             return
-        if self._bars[0][3] is None:  # one brush for all
+        if self._bars[0][4] is None:  # one brush for all
             p.setPen(self._pen)
             p.setBrush(self._brush)
             p.drawRects(self._rects)
             return
         p.setPen(self._pen)
         for rect, bar in zip(self._rects, self._bars, strict=True):
-            p.setBrush(bar[3] or self._brush)
+            p.setBrush(bar[4] or self._brush)
             p.drawRect(rect)
 
 
@@ -204,6 +209,16 @@ class Timeline(QWidget):
         self.predictions: list[PredictedRequest] | None = None
         self.bars: list[Bar] = []
         self.lanes: list[str] = []
+        #: Each lane's group ("combined", "parallel", "sequential"), as ``lanes``.
+        self.lane_groups: list[str] = []
+        #: Each lane's centre y and height factor (1: a lane of its own; less: a packed
+        #: parallel lane, :data:`PACKED_MIN_PX`); lane i sits at y = i unless packed.
+        self.lane_y: list[float] = []
+        self.lane_k: list[float] = []
+        #: Whether the parallel lanes are packed into one named block (they did not fit).
+        self.packed = False
+        #: The lane names on the axis and their y (one "Parallel (N)" for a packed block).
+        self.lane_ticks: list[tuple[float, str]] = []
         self.segment_counts: dict[int, int] = {}
         self._ticked: list[str] = []
         #: Room right of the longest bar for its end label ("12.0 s").
@@ -265,15 +280,15 @@ class Timeline(QWidget):
             self.plot.addItem(it)
             it.hide()
         self.labels: list[pg.TextItem] = []
-        #: What each label shows (x, lane, text, colour), ``None`` when hidden.
-        self._label_shown: list[tuple[float, int, str, str] | None] = []
+        #: What each label shows (x, y, text, colour), ``None`` when hidden.
+        self._label_shown: list[tuple[float, float, str, str] | None] = []
         self._advances_for = ""  #: the font the cached text widths are for
         self._advances: dict[str, int] = {}
         self._metrics = QFontMetrics(QFont())
         #: While a run streams, the x range is set with room to grow (``LIVE_SPAN_STEP``)
         #: and kept until the bars outgrow it; the finished run gets the exact range.
         self._live_span: float | None = None
-        self._y_set: tuple[int, int] | None = None
+        self._y_set: tuple[int, float] | None = None
         self.placeholder = pg.TextItem(
             "Each request becomes a lane here: sent → first token → answers → last token",
             color=theme.muted,
@@ -367,6 +382,7 @@ class Timeline(QWidget):
         self._ticker.stop()
         self.bars = []
         self.lanes = []
+        self.lane_groups = []
         self.segment_counts = {}
         for item in (
             self.ghost_item,
@@ -558,6 +574,9 @@ class Timeline(QWidget):
                     )
         self.bars = bars
         self.lanes = [lane_names[i] for i in range(len(lanes))]
+        self.lane_groups = [""] * len(lanes)
+        for key, i in lanes.items():
+            self.lane_groups[i] = key.split(":", 1)[0]
         ends = [(x, lane, f"{x:.1f} s") for lane, x in end_labels.items()] + backoff_labels
         for r in state.requests:  # say so where answer numbers would be
             if no_markers(r) and r.first_text_t is not None and r.phase in origins:
@@ -657,6 +676,8 @@ class Timeline(QWidget):
         end_labels: list[tuple[float, int, str]],
         n_lanes: int,
     ) -> None:
+        self._set_lane_ticks()  # the lanes' layout (packed or not) before the bars' places
+        ys, ks = self.lane_y, self.lane_k
         for kind, item in (
             ("wait", self.wait_item),
             ("backoff", self.backoff_item),
@@ -668,11 +689,13 @@ class Timeline(QWidget):
                 (
                     b.x0,
                     b.x0 + max(b.x1 - b.x0, 1e-4),
-                    b.lane,
+                    ys[b.lane],
+                    ks[b.lane],
                     self._brush(b.color) if per_bar else None,
                 )
                 for b in bars
-                if b.kind == kind
+                # a packed lane's dashed outline would only blur the block's bars
+                if b.kind == kind and (kind != "ghost" or ks[b.lane] == 1.0)
             ]
             item.set_bars(mine)
             if item.isVisible() != bool(mine):
@@ -680,7 +703,7 @@ class Timeline(QWidget):
         if marks:
             self.marks.setData(
                 x=[m[0] for m in marks],
-                y=[float(m[1]) for m in marks],
+                y=[ys[m[1]] for m in marks],
                 symbol=["x"] * len(marks),
                 brush=[pg.mkBrush(m[2]) for m in marks],
                 pen=[pg.mkPen(m[2], width=2) for m in marks],
@@ -688,7 +711,6 @@ class Timeline(QWidget):
             self.marks.show()
         else:
             self.marks.hide()
-        self._set_lane_ticks()
         xmax = max([b.x1 for b in bars] + [1.0])
         # room right of the longest bar for its end label ("12.0 s"), however narrow the plot
         label_px = self._end_label_px
@@ -715,13 +737,23 @@ class Timeline(QWidget):
         quarter of the timeline's width."""
         if self._lanes_key() == self._lanes_for and self._ticked:
             return  # the same lanes in the same room: nothing to lay out (every live frame)
+        placed = (self.lane_y, self.lane_k)
         self._lay_out_lanes()
         self._lanes_for = self._lanes_key()
+        if (self.lane_y, self.lane_k) != placed and self.state is not None:
+            self.throttle.request()  # bars, marks and labels follow the lanes' new places
 
     def _lanes_key(self) -> tuple[object, ...]:
         """What the lane layout depends on."""
         vb_h = self.plot.getPlotItem().getViewBox().height()
-        return (tuple(self.lanes), vb_h, self.plot.width(), self.lane_bar.value(), self._y_set)
+        return (
+            tuple(self.lanes),
+            tuple(self.lane_groups),
+            vb_h,
+            self.plot.width(),
+            self.lane_bar.value(),
+            self._y_set,
+        )
 
     def _lay_out_lanes(self) -> None:
         """:meth:`_set_lane_ticks`' work."""
@@ -732,7 +764,24 @@ class Timeline(QWidget):
             font = ui_font(self.scale, -2)  # smaller names before scrolling
         pitch = QFontMetrics(font).height() * LANE_PITCH
         fit = max(1, int(vb_h // pitch)) if vb_h > 0 else max(n, 1)
-        shown = min(max(n, 1), fit)
+        groups = self.lane_groups if len(self.lane_groups) == n else [""] * n
+        parallel = groups.count("parallel")
+        k = 1.0
+        if n > fit and parallel >= 2:  # pack the parallel lanes rather than scroll
+            room = vb_h / pitch - (n - parallel) - 0.2  # in lanes; 0.2: the margins
+            k = room / parallel
+            if k * pitch < PACKED_MIN_PX:
+                k = 1.0  # too thin to see: they scroll
+        self.packed = k < 1.0
+        ys, ks = [], []
+        cursor = -0.5  # a lane of its own is centred on its index
+        for g in groups:
+            k_lane = k if g == "parallel" else 1.0
+            ys.append(cursor + k_lane / 2)
+            ks.append(k_lane)
+            cursor += k_lane
+        self.lane_y, self.lane_k = ys, ks
+        shown = n if self.packed else min(max(n, 1), fit)
         extra = max(0, n - shown)
         if self.lane_bar.maximum() != extra:
             self.lane_bar.setRange(0, extra)
@@ -741,27 +790,37 @@ class Timeline(QWidget):
             self.lane_bar.setVisible(extra > 0)
         top = min(self.lane_bar.value(), extra)
         self.lane_top, self.lanes_shown = top, shown
-        if self._y_set != (top, shown):  # re-setting the same range still re-lays out
-            self._y_set = (top, shown)
-            self.plot.setYRange(top - 0.6, top + shown - 0.4, padding=0)
+        bottom = cursor + 0.1 if self.packed else top + shown - 0.4
+        if self._y_set != (top, bottom):  # re-setting the same range still re-lays out
+            self._y_set = (top, bottom)
+            self.plot.setYRange(top - 0.6, bottom, padding=0)
         metrics = QFontMetrics(font)
-        full = [n_.replace(" in 1)", ")") if extra else n_ for n_ in self.lanes]
+        crowded = extra or self.packed
+        full = [n_.replace(" in 1)", ")") if crowded else n_ for n_ in self.lanes]
         widest_full = max((metrics.horizontalAdvance(x) for x in full), default=0)
         short = widest_full > 0.25 * max(self.plot.width(), 1)
         names = [x.split(" ", 1)[0] if short and x[:1] == "Q" else x for x in full]
         if short:
             names = [x.replace(" in 1)", ")") for x in names]
-        wanted = [*names, font.toString()]
+        ticks = [(ys[i], name) for i, name in enumerate(names) if groups[i] != "parallel"]
+        if self.packed:  # one name for the block, at its middle
+            block = [ys[i] for i, g in enumerate(groups) if g == "parallel"]
+            ticks.append(((block[0] + block[-1]) / 2, f"Parallel ({parallel})"))
+            ticks.sort()
+        else:
+            ticks = [(ys[i], name) for i, name in enumerate(names)]
+        wanted = [*[f"{y:.4f} {name}" for y, name in ticks], font.toString()]
         if wanted == self._ticked:
             return  # setTicks regenerates the axis picture: only when the lanes change
         self._ticked = wanted
         self.lane_font = font
-        self.shown_names = names
+        self.shown_names = [name for _y, name in ticks] if self.packed else names
+        self.lane_ticks = ticks
         axis = self.plot.getPlotItem().getAxis("left")
         axis.setStyle(tickFont=font)
-        widest = max((metrics.horizontalAdvance(x) for x in names), default=40)
+        widest = max((metrics.horizontalAdvance(x) for _y, x in ticks), default=40)
         axis.setWidth(widest + int(24 * self.scale))
-        axis.setTicks([[(float(i), name) for i, name in enumerate(names)]])
+        axis.setTicks([[(y, name) for y, name in ticks]])
         for label in self.labels:
             label.setFont(self._label_font())
 
@@ -779,11 +838,11 @@ class Timeline(QWidget):
         metrics = QFontMetrics(self.lane_font)
         right = axis.sceneBoundingRect().right() - axis.style["tickTextOffset"][0] - 5
         out = []
-        for lane in range(self.lane_top, self.lane_top + self.lanes_shown):
-            if lane >= len(self.shown_names):
-                break
-            name = self.shown_names[lane]
-            y = vb.mapViewToScene(QPointF(0, lane)).y()
+        lo, hi = self.lane_top - 0.5, self.lane_top + self.lanes_shown - 0.5
+        for at, name in self.lane_ticks:
+            if not lo <= at <= hi and not self.packed:
+                continue  # scrolled out of sight
+            y = vb.mapViewToScene(QPointF(0, at)).y()
             w, h = metrics.horizontalAdvance(name), metrics.height()
             out.append((name, QRectF(right - w, y - h / 2, w, h)))
         return out
@@ -793,8 +852,9 @@ class Timeline(QWidget):
         vb = self.plot.getPlotItem().getViewBox()
         out = []
         for lane in range(self.lane_top, min(self.lane_top + self.lanes_shown, len(self.lanes))):
-            top = vb.mapViewToScene(QPointF(0, lane - BAR_HEIGHT / 2))
-            bottom = vb.mapViewToScene(QPointF(0, lane + BAR_HEIGHT / 2))
+            y, half = self.lane_y[lane], self.lane_k[lane] * BAR_HEIGHT / 2
+            top = vb.mapViewToScene(QPointF(0, y - half))
+            bottom = vb.mapViewToScene(QPointF(0, y + half))
             r = vb.sceneBoundingRect()
             out.append((lane, QRectF(r.left(), top.y(), r.width(), bottom.y() - top.y())))
         return out
@@ -843,10 +903,22 @@ class Timeline(QWidget):
             spans.append((left, right))
             return True
 
-        ends = [(x, lane, text, self.theme.text) for x, lane, text in end_labels]
-        ends = [it for it in ends if fits(it[0], it[1], it[2])]
+        ys, ks = self.lane_y, self.lane_k
+        packed = [i for i, k in enumerate(ks) if k < 1.0]
+        if packed:  # no room in a packed lane: one end label for the whole block
+            block = [x for x, lane, text in end_labels if lane in packed and text.endswith(" s")]
+            seg_labels = [it for it in seg_labels if ks[it[1]] == 1.0]
+            end_labels = [it for it in end_labels if ks[it[1]] == 1.0]
+            if block:
+                end_labels.append((max(block), packed[len(packed) // 2], f"{max(block):.1f} s"))
+        ends = [(x, ys[lane], text, self.theme.text) for x, lane, text in end_labels]
+        ends = [
+            it
+            for it, (_x, lane, _t) in zip(ends, end_labels, strict=True)
+            if fits(it[0], lane, it[2])
+        ]
         items = [
-            (x, lane, text, ink_on(color))
+            (x, ys[lane], text, ink_on(color))
             for x, lane, text, color in seg_labels
             if fits(x, lane, text)
         ] + ends  # numbers in lane order, then the end labels
@@ -865,21 +937,26 @@ class Timeline(QWidget):
             shown = self._label_shown[i]
             if shown == item:
                 continue  # as drawn last frame: no Qt call at all
-            x, lane, text, color = item
+            x, y, text, color = item
             new_look = shown is None or shown[2:] != item[2:]
             if new_look and (label.toPlainText() != text or label.color != QColor(color)):
                 label.setText(text, color=color)  # re-renders: only when it changed
-            if label.pos() != QPointF(x, lane):
-                label.setPos(QPointF(x, lane))
+            if label.pos() != QPointF(x, y):
+                label.setPos(QPointF(x, y))
             label.show()
             self._label_shown[i] = item
 
     # -- hover ----------------------------------------------------------------------------------
     def bar_at(self, x: float, y: float) -> Bar | None:
         """The bar under plot coordinates (``x`` s, ``y`` lane), preferring real over ghost."""
-        lane = round(y)
-        if abs(y - lane) > BAR_HEIGHT / 2 + 0.1:
+        near = [
+            i
+            for i, (at, k) in enumerate(zip(self.lane_y, self.lane_k, strict=True))
+            if abs(y - at) <= k * (BAR_HEIGHT / 2 + 0.1)
+        ]
+        if not near:
             return None
+        lane = min(near, key=lambda i: abs(y - self.lane_y[i]))
         hits = [b for b in self.bars if b.lane == lane and b.x0 <= x <= b.x1]
         hits.sort(key=lambda b: b.kind == "ghost")
         return hits[0] if hits else None

@@ -1,6 +1,7 @@
 """Timeline exports hold every lane, also those the window has no room for (they are
-behind the lane scroll bar on screen): the single-slot demo in a small window shows one
-lane, its PNG and SVG show all six. The window's own timeline is left as it was."""
+behind the lane scroll bar on screen, or packed into one "Parallel (N)" block): the
+single-slot demo in a small window shows one lane, its PNG and SVG show all six. The
+window's own timeline is left as it was."""
 
 from __future__ import annotations
 
@@ -49,5 +50,48 @@ async def test_png_and_svg_hold_every_lane_of_a_small_window(qtbot: object, tmp_
         # the window keeps its layout: same plot size, same lanes in view
         assert timeline.plot.size() == size
         assert timeline.lanes_shown == shown
+    finally:
+        frames.dispose()
+
+
+@pytest.mark.asyncio
+async def test_a_packed_parallel_block_exports_every_lane_by_name(
+    qtbot: object, tmp_path: Path
+) -> None:
+    """Where the parallel lanes are packed into one "Parallel (5)" block on screen (room
+    for three lanes here), the SVG still names every lane; the window's timeline is packed
+    again afterwards."""
+    frames = ReplayFrames(load_recording(SINGLE_SLOT), 0, (1280, 720), AppSettings(), DARK)
+    try:
+        await frames.frame(frames.duration)
+        timeline = frames.window.timeline
+        lanes = list(timeline.lanes)
+        plot = timeline.plot
+        chrome = plot.height() - plot.getPlotItem().getViewBox().height()
+        pitch = QFontMetrics(ui_font(timeline.scale, -2)).height() * LANE_PITCH
+        plot.resize(plot.width(), int(chrome + 3 * pitch))
+        timeline.refresh()
+        assert timeline.packed, "room for three of six lanes: the five parallel ones pack"
+        assert timeline.shown_names == ["Combined (5)", "Parallel (5)"]
+        assert timeline.lanes_shown == 6 and not timeline.lane_bar.isVisible()
+        # every parallel bar drawn, in the block between the combined lane and the axis
+        ys = [
+            y for y, g in zip(timeline.lane_y, timeline.lane_groups, strict=True) if g == "parallel"
+        ]
+        assert len(ys) == 5 and ys == sorted(ys) and ys[0] > timeline.lane_y[0]
+        for bar in timeline.bars:  # hovering a thin bar names its own request
+            if bar.kind == "stream" and timeline.lane_groups[bar.lane] == "parallel":
+                hit = timeline.bar_at((bar.x0 + bar.x1) / 2, timeline.lane_y[bar.lane])
+                assert hit is not None and hit.lane == bar.lane
+
+        timeline_svg(timeline, tmp_path / "t.svg")
+        dom = xml.dom.minidom.parse(str(tmp_path / "t.svg"))
+        texts = {
+            "".join(c.data for c in t.childNodes if c.nodeType == c.TEXT_NODE).strip()
+            for t in dom.getElementsByTagName("text")
+        }
+        missing = [name for name in lanes if name not in texts]
+        assert not missing, f"lanes missing from the SVG: {missing}"
+        assert timeline.packed and timeline.shown_names == ["Combined (5)", "Parallel (5)"]
     finally:
         frames.dispose()

@@ -255,9 +255,27 @@ def check_timeline(window: MainWindow, n: int, labels: list[str]) -> None:
     assert names, "no lane name shown"
     for name, _r in names:
         assert "…" not in name
-    for lane, (name, _r) in enumerate(names, start=timeline.lane_top):
-        full = timeline.lanes[lane]
-        assert name in (full, full.split(" ", 1)[0], full.replace(" in 1)", ")")), name
+    if timeline.packed:
+        # too many lanes to name one by one: the parallel ones are one block, "Parallel
+        # (N)", and every lane is in sight (the combined bar and all N parallel bars)
+        groups = timeline.lane_groups
+        assert groups.count("parallel") == n
+        shown = [name for name, _r in names]
+        assert f"Parallel ({n})" in shown
+        own = [timeline.lanes[i] for i, g in enumerate(groups) if g != "parallel"]
+        rest = [x for x in shown if x != f"Parallel ({n})"]
+        assert len(rest) == len(own)
+        for name, full in zip(rest, own, strict=True):
+            assert name in (full, full.replace(" in 1)", ")")), name
+        assert timeline.lanes_shown == len(timeline.lanes) and not timeline.lane_bar.isVisible()
+        packed = [r for i, r in timeline.lane_rects() if groups[i] == "parallel"]
+        assert len(packed) == n and all(r.height() >= 1.5 for r in packed), (
+            f"packed lanes too thin to see: {[round(r.height(), 1) for r in packed]}"
+        )
+    else:
+        for lane, (name, _r) in enumerate(names, start=timeline.lane_top):
+            full = timeline.lanes[lane]
+            assert name in (full, full.split(" ", 1)[0], full.replace(" in 1)", ")")), name
     assert_disjoint([(n_, r) for n_, r in names], "lane names")
     axis = timeline.plot.getPlotItem().getAxis("left")
     left = axis.sceneBoundingRect().left()
@@ -273,6 +291,7 @@ def check_timeline(window: MainWindow, n: int, labels: list[str]) -> None:
     for t, r in texts:
         assert r.right() <= vb.right() + 1, f"{t!r} cut at the right edge"
     if timeline.lanes_shown < len(timeline.lanes):  # the rest is reachable, visibly
+        assert not timeline.packed
         assert timeline.lane_bar.isVisible()
         assert timeline.lane_bar.maximum() == len(timeline.lanes) - timeline.lanes_shown
     else:
