@@ -66,7 +66,7 @@ from splitdesk.ui.summary import SummaryStrip
 from splitdesk.ui.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.throttle import LIVE_FRAME_MS, Throttle
-from splitdesk.ui.timeline import LANE_PITCH, Timeline
+from splitdesk.ui.timeline import LANE_PITCH, PACKED_MIN_PX, Timeline
 from splitdesk.ui.token_chart import TokenChartUi
 
 log = logging.getLogger(__name__)
@@ -726,7 +726,9 @@ class MainWindow(QMainWindow):
         lets every lane show without scrolling (at the timeline's smaller lane names) while
         the panes keep their titles and one row of tight panes. When even that is short
         (a projector), the server lane folds to its caption line, or hides, unless the user
-        chose how it shows. Too many lanes for any of this: they scroll in 60 %."""
+        chose how it shows. Too many lanes for any of this: room for the parallel lanes
+        packed into one block (at least 60 %), or as much as the panes leave; where even
+        that is short, they scroll."""
         self._lanes_wanted = lanes
         if self._divider_moved:
             return
@@ -755,12 +757,15 @@ class MainWindow(QMainWindow):
         fixed = self.timeline.legend.heightForWidth(width) + self._below_timeline(width)
         wanted = fixed + int(lanes * lane_px) + axis
         need = fixed + int(lanes * small_px) + axis + 2  # every lane, smaller names
+        # the parallel lanes packed into one block (ui/timeline.py), beside a combined and
+        # perhaps a sequential lane of their own
+        packed = fixed + int(2.2 * small_px + max(0, lanes - 2) * PACKED_MIN_PX) + axis + 2
         if wanted <= int(h * 0.6):
             bottom = max(wanted, int(h * 0.4))
         elif need <= room:
             bottom = max(min(wanted, room), int(h * 0.6))
-        else:  # too many lanes for any split: they scroll
-            bottom = int(h * 0.6)
+        else:  # too many lanes to name each: room for them packed, where the panes allow
+            bottom = max(min(packed, room), int(h * 0.6))
         self._auto_sizing = True
         self.main_split.setSizes([h - bottom, bottom])
         self._auto_sizing = False
