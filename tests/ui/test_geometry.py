@@ -374,6 +374,12 @@ async def test_every_size_and_n_is_legible(
     check_pane_header(combined[0], None)
     check_grid(window, n, labels)
     check_timeline(window, n, labels)
+    # the key picture: the combined bar and every parallel bar in sight, named one by one
+    # or packed into one "Parallel (N)" block, never scrolled away
+    timeline = window.timeline
+    assert timeline.lanes_shown == len(timeline.lanes), (
+        f"{timeline.lanes_shown} of {len(timeline.lanes)} lanes in sight"
+    )
     check_summary(window)
     check_text_sizes(window)
 
