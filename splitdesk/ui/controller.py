@@ -331,7 +331,9 @@ class RunController(QObject):
         preds = await self._prediction_before_run(prediction)
         try:
             await self.start_engine()
-            self._place_engine(s.is_builtin, max(len(ph.requests) for ph in plan.phases))
+            self._place_engine(
+                s.is_builtin, max((len(ph.requests) for ph in plan.phases), default=0)
+            )
             self.live = self.engine.run(config, request.questions, plan, gated=True)
         except RuntimeError as exc:
             raise ControllerError(f"the measuring engine is not running: {exc}") from None

@@ -906,7 +906,8 @@ class Timeline(QWidget):
         ys, ks = self.lane_y, self.lane_k
         packed = [i for i, k in enumerate(ks) if k < 1.0]
         if packed:  # no room in a packed lane: one end label for the whole block
-            block = [x for x, lane, text in end_labels if lane in packed and text.endswith(" s")]
+            in_block = set(packed)
+            block = [x for x, lane, text in end_labels if lane in in_block and text.endswith(" s")]
             seg_labels = [it for it in seg_labels if ks[it[1]] == 1.0]
             end_labels = [it for it in end_labels if ks[it[1]] == 1.0]
             if block:
