@@ -9,7 +9,7 @@ wake-up is a "sync" one: the waker is expected to sleep next, so the wakee is pu
 it), and the endpoint, still writing, waited a whole scheduler tick (4 ms) for the client
 to yield: about one step in ten held up, lateness p99 5.0–5.3 ms. With the endpoint's
 event loop on one CPU and the client kept to the others the wake-up lands elsewhere: p99
-2.0–2.2 ms; with another process burning a CPU, 4.6–5.3 ms against 5.2–5.8 ms.
+2.0–2.2 ms.
 
 A pinned thread cannot move away from a busy neighbour, though: with another process
 burning a CPU, at 64 streams pinned was the worse (p99 3.5 against 2.3–2.8 ms), at 256 the

@@ -215,8 +215,6 @@ class Timeline(QWidget):
         #: parallel lane, :data:`PACKED_MIN_PX`); lane i sits at y = i unless packed.
         self.lane_y: list[float] = []
         self.lane_k: list[float] = []
-        #: Whether the parallel lanes are packed into one named block (they did not fit).
-        self.packed = False
         #: The lane names on the axis and their y (one "Parallel (N)" for a packed block).
         self.lane_ticks: list[tuple[float, str]] = []
         self.segment_counts: dict[int, int] = {}
@@ -324,6 +322,11 @@ class Timeline(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._hover)
         self.plot.getPlotItem().getViewBox().sigResized.connect(self._set_lane_ticks)
         self._show_idle(True)
+
+    @property
+    def packed(self) -> bool:
+        """Whether the parallel lanes are packed into one named block (they did not fit)."""
+        return any(k < 1.0 for k in self.lane_k)
 
     def hasHeightForWidth(self) -> bool:
         """No: the wrapped legend would make the window's lower half ask for the plot's
@@ -772,7 +775,6 @@ class Timeline(QWidget):
             k = room / parallel
             if k * pitch < PACKED_MIN_PX:
                 k = 1.0  # too thin to see: they scroll
-        self.packed = k < 1.0
         ys, ks = [], []
         cursor = -0.5  # a lane of its own is centred on its index
         for g in groups:
@@ -802,19 +804,18 @@ class Timeline(QWidget):
         names = [x.split(" ", 1)[0] if short and x[:1] == "Q" else x for x in full]
         if short:
             names = [x.replace(" in 1)", ")") for x in names]
-        ticks = [(ys[i], name) for i, name in enumerate(names) if groups[i] != "parallel"]
         if self.packed:  # one name for the block, at its middle
             block = [ys[i] for i, g in enumerate(groups) if g == "parallel"]
-            ticks.append(((block[0] + block[-1]) / 2, f"Parallel ({parallel})"))
-            ticks.sort()
+            ticks = [(ys[i], name) for i, name in enumerate(names) if groups[i] != "parallel"]
+            ticks = sorted([*ticks, ((block[0] + block[-1]) / 2, f"Parallel ({parallel})")])
         else:
-            ticks = [(ys[i], name) for i, name in enumerate(names)]
+            ticks = list(zip(ys, names, strict=True))
         wanted = [*[f"{y:.4f} {name}" for y, name in ticks], font.toString()]
         if wanted == self._ticked:
             return  # setTicks regenerates the axis picture: only when the lanes change
         self._ticked = wanted
         self.lane_font = font
-        self.shown_names = [name for _y, name in ticks] if self.packed else names
+        self.shown_names = [name for _y, name in ticks]
         self.lane_ticks = ticks
         axis = self.plot.getPlotItem().getAxis("left")
         axis.setStyle(tickFont=font)
