@@ -15,10 +15,21 @@ from splitdesk.core.recording import load_recording
 from splitdesk.core.settings import AppSettings
 from splitdesk.ui.exports import ReplayFrames, timeline_png, timeline_svg
 from splitdesk.ui.theme import DARK, ui_font
-from splitdesk.ui.timeline import LANE_PITCH
+from splitdesk.ui.timeline import LANE_PITCH, Timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE_SLOT = ROOT / "resources" / "demos" / "single-slot.splitdesk.json"
+
+
+def lanes_missing_from_svg(timeline: Timeline, lanes: list[str], path: Path) -> list[str]:
+    """Export ``timeline`` as SVG to ``path``; the lane names none of its texts holds."""
+    timeline_svg(timeline, path)
+    dom = xml.dom.minidom.parse(str(path))
+    texts = {
+        "".join(c.data for c in t.childNodes if c.nodeType == c.TEXT_NODE).strip()
+        for t in dom.getElementsByTagName("text")
+    }
+    return [name for name in lanes if name not in texts]
 
 
 @pytest.mark.asyncio
@@ -32,13 +43,7 @@ async def test_png_and_svg_hold_every_lane_of_a_small_window(qtbot: object, tmp_
         assert timeline.lanes_shown < len(lanes), "all lanes fit: nothing to prove here"
         shown, size = timeline.lanes_shown, timeline.plot.size()
 
-        timeline_svg(timeline, tmp_path / "t.svg")
-        dom = xml.dom.minidom.parse(str(tmp_path / "t.svg"))
-        texts = {
-            "".join(c.data for c in t.childNodes if c.nodeType == c.TEXT_NODE).strip()
-            for t in dom.getElementsByTagName("text")
-        }
-        missing = [name for name in lanes if name not in texts]
+        missing = lanes_missing_from_svg(timeline, lanes, tmp_path / "t.svg")
         assert not missing, f"lanes missing from the SVG: {missing}"
 
         w, h = timeline_png(timeline, tmp_path / "t.png", 1.0)
@@ -84,13 +89,7 @@ async def test_a_packed_parallel_block_exports_every_lane_by_name(
                 hit = timeline.bar_at((bar.x0 + bar.x1) / 2, timeline.lane_y[bar.lane])
                 assert hit is not None and hit.lane == bar.lane
 
-        timeline_svg(timeline, tmp_path / "t.svg")
-        dom = xml.dom.minidom.parse(str(tmp_path / "t.svg"))
-        texts = {
-            "".join(c.data for c in t.childNodes if c.nodeType == c.TEXT_NODE).strip()
-            for t in dom.getElementsByTagName("text")
-        }
-        missing = [name for name in lanes if name not in texts]
+        missing = lanes_missing_from_svg(timeline, lanes, tmp_path / "t.svg")
         assert not missing, f"lanes missing from the SVG: {missing}"
         assert timeline.packed and timeline.shown_names == ["Combined (5)", "Parallel (5)"]
     finally:
