@@ -189,6 +189,46 @@ COALESCE_NS = 250_000
 
 _offset = {"ns": 0, "at": -(10**18)}
 
+#: A socket that asks for receive timestamps for as long as the process lives
+#: (:func:`keep_kernel_stamps`).
+_keeper: list[socket.socket] = []
+
+
+def keep_kernel_stamps(timeout: float = 0.5) -> bool:
+    """Keep the kernel stamping received packets from now on, for this process's life;
+    True once a packet sent to ourselves comes back stamped (waits at most ``timeout`` s),
+    False where there are no kernel stamps (not Linux, or refused).
+
+    Linux takes receive timestamps only while some socket on the machine asks for them
+    (``net_enable_timestamp``, net/core/dev.c). When none does, the first socket that asks
+    switches them on through a deferred kernel work item, and a packet that arrives before
+    that item has run carries no time: its read would be stamped when it was *read*. On a
+    busy machine the item can run late (suspected in a test that once got a read-time
+    stamp 200 ms late). One UDP socket here keeps asking from the first call on, so every
+    later connection's packets are stamped from their first byte. Cheap after the first
+    call (one datagram to ourselves). Never raises."""
+    if _SO_TIMESTAMPNS is None:
+        return False
+    try:
+        if not _keeper:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.bind(("127.0.0.1", 0))
+            sock.setsockopt(_SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+            sock.settimeout(0.05)
+            _keeper.append(sock)
+        sock = _keeper[0]
+        deadline = time.monotonic() + timeout
+        while True:
+            sock.sendto(b".", sock.getsockname())
+            _data, ancillary, _flags, _addr = sock.recvmsg(8, 256)
+            if any(lv == _SOL_SOCKET and kind == _SO_TIMESTAMPNS for lv, kind, _ in ancillary):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+    except OSError:
+        return False
+
 
 def realtime_offset_ns() -> int:
     """``CLOCK_REALTIME − CLOCK_MONOTONIC`` (``time.time_ns() − time.perf_counter_ns()``).
@@ -430,7 +470,12 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
 
 
 class TimestampingBackend(httpcore.AsyncNetworkBackend):
-    """httpcore network backend yielding arrival-stamping streams (asyncio only)."""
+    """httpcore network backend yielding arrival-stamping streams (asyncio only). Made,
+    it makes sure the kernel stamps what its connections receive
+    (:func:`keep_kernel_stamps`)."""
+
+    def __init__(self) -> None:
+        keep_kernel_stamps()
 
     async def connect_tcp(
         self,

@@ -26,6 +26,7 @@ import contextlib
 import gc
 import sys
 
+from splitdesk.core.arrivals import keep_kernel_stamps
 from splitdesk.core.engine_protocol import (
     CancelCommand,
     Command,
@@ -138,6 +139,7 @@ async def serve() -> None:
     # scans, so a collection during a run stays short.
     gc.collect()
     gc.freeze()
+    keep_kernel_stamps()  # before Ready: a run's first bytes are stamped (core/arrivals.py)
     worker.write(Ready())
     while True:
         line = await reader.readline()

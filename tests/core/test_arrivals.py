@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 
 import httpcore
 import httpx
 import pytest
 
+from splitdesk.core import arrivals
 from splitdesk.core.arrivals import KernelStampedStream, TimestampingBackend, arrival_clock, install
 from splitdesk.core.plans import make_plan
 from splitdesk.core.run_state import RunState
@@ -113,3 +115,14 @@ async def test_a_cancelled_read_is_a_cancellation_not_a_timeout() -> None:
             await task
         await stream.aclose()
         await asyncio.sleep(0.05)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_TIMESTAMPNS: Linux only")
+def test_the_process_keeps_the_kernel_stamping_what_it_receives() -> None:
+    """One socket keeps asking the kernel for receive times for the process's life, so a
+    new connection's first packet is stamped (no deferred switch-on to race)."""
+    assert arrivals.keep_kernel_stamps() is True
+    keeper = arrivals._keeper[0]
+    TimestampingBackend()  # a backend asks again: the same socket, stamps still flowing
+    assert arrivals._keeper == [keeper]
+    assert arrivals.keep_kernel_stamps() is True
