@@ -14,8 +14,8 @@ import argparse
 import statistics
 import time
 
-from splitdesk.core.diagnosis import diagnose_state
-from splitdesk.core.events import (
+from splitdesk.core.analyse.diagnosis import diagnose_state
+from splitdesk.core.run.events import (
     HeadersReceived,
     RequestEnded,
     RequestPlanned,
@@ -24,7 +24,7 @@ from splitdesk.core.events import (
     RunStarted,
     TextReceived,
 )
-from splitdesk.core.run_state import RunState
+from splitdesk.core.run.run_state import RunState
 
 
 def finished_run(streams: int, tokens: int, step: float = 0.02) -> RunState:

@@ -17,8 +17,8 @@ import json
 import time
 from collections.abc import Callable
 
-from splitdesk.core.engine_protocol import EventLine, decode_line, encode, encode_event
-from splitdesk.core.events import (
+from splitdesk.core.measure.engine_protocol import EventLine, decode_line, encode, encode_event
+from splitdesk.core.run.events import (
     RequestEnded,
     RunEvent,
     TextReceived,

@@ -4,7 +4,7 @@ run's real time, CPU time, file sizes.
 The run is the shipped demo ``resources/demos/batching.splitdesk.json`` (12.1 s on the
 built-in endpoint, 1 combined + 5 parallel requests). Each format is rendered exactly as
 ``splitdesk export --gif/--mp4`` does (offscreen window, one replay frame at a time,
-:func:`splitdesk.ui.exports.render_animation`), and the script prints per format:
+:func:`splitdesk.ui.render.exports.render_animation`), and the script prints per format:
 
 * wall seconds and wall / real time (goal: < 1, faster than real time on 2 cores);
 * CPU seconds of this process and of its children (ffmpeg for MP4) — less sensitive than
@@ -53,10 +53,10 @@ def main() -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from splitdesk.core.recording import load_recording
-    from splitdesk.core.settings import AppSettings
-    from splitdesk.ui.exports import AnimationOptions, frame_count, render_animation
-    from splitdesk.ui.theme import DARK, apply_theme
+    from splitdesk.core.files.recording import load_recording
+    from splitdesk.core.files.settings import AppSettings
+    from splitdesk.ui.common.theme import DARK, apply_theme
+    from splitdesk.ui.render.exports import AnimationOptions, frame_count, render_animation
 
     app = QApplication(sys.argv[:1])
     apply_theme(app, DARK, 1.0)

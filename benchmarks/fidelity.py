@@ -7,7 +7,7 @@ for that event (same ``CLOCK_MONOTONIC``, one machine): p50/p99. Goal: p99 ≤ 2
 
     .venv/bin/python benchmarks/fidelity.py [--streams 32] [--tokens 200] [--engine-thread]
 
-``--engine-thread`` runs the engine on :class:`splitdesk.core.engine.EngineThread`, as the
+``--engine-thread`` runs the engine on :class:`splitdesk.core.measure.engine.EngineThread`, as the
 window does, instead of on the main thread's loop.
 """
 
@@ -20,11 +20,11 @@ import time
 import httpx
 
 from common import describe, emission_logs, pct
-from splitdesk.core.engine import EngineThread, LiveRun
-from splitdesk.core.plans import make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.measure.engine import EngineThread, LiveRun
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import start_sim
 

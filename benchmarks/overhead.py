@@ -12,7 +12,7 @@ events; the runs must count the same number of events. CPU time is
 * bare, no JSON: the same without ``json.loads`` (for scale only);
 * engine → pipe: what the window's engine process does per event: the runner
   (arrival-stamping transport, SSE framing, OpenAI decoder, run events) and
-  :class:`splitdesk.core.engine_worker.Worker` encoding each event as a pipe line and
+  :class:`splitdesk.core.measure.engine_worker.Worker` encoding each event as a pipe line and
   writing them out per event-loop turn (to ``/dev/null``, through an asyncio pipe);
 * engine → RunState: what ``splitdesk bench`` does: the runner and ``RunState.apply``.
 
@@ -41,12 +41,12 @@ from typing import BinaryIO
 import httpx
 import httpx_sse
 
-from splitdesk.core.engine_protocol import RunCommand
-from splitdesk.core.engine_worker import Worker
-from splitdesk.core.plans import make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.measure.engine_protocol import RunCommand
+from splitdesk.core.measure.engine_worker import Worker
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import EndpointConfig, GenParams
 from splitdesk.sim.launcher import start_sim

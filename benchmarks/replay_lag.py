@@ -33,8 +33,7 @@ from PySide6.QtWidgets import QApplication
 from ui_common import wait_for
 
 from common import describe, pct
-from splitdesk.core.plans import make_plan
-from splitdesk.core.recording import (
+from splitdesk.core.files.recording import (
     EventLog,
     QuestionRecord,
     Recording,
@@ -44,16 +43,17 @@ from splitdesk.core.recording import (
     run_record,
     save_recording,
 )
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.settings import AppSettings
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.files.settings import AppSettings
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import start_sim
-from splitdesk.ui.controller import RunController
-from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
-from splitdesk.ui.main_window import MainWindow
-from splitdesk.ui.theme import DARK, apply_theme
+from splitdesk.ui.common.gc import GuiGarbageCollector, freeze_built_window
+from splitdesk.ui.common.theme import DARK, apply_theme
+from splitdesk.ui.run.controller import RunController
+from splitdesk.ui.shell.main_window import MainWindow
 
 
 async def record(n: int, path: Path) -> None:

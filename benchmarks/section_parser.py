@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from splitdesk.core.sections import SectionParser
+from splitdesk.core.run.sections import SectionParser
 
 TEMPLATES = ("Answer {k}:", "[{k}]", "Q{k}.", "#{k}")
 PARAGRAPH = (

@@ -22,9 +22,9 @@ import time
 
 import httpx
 
-from splitdesk.cli import main as splitdesk_main
-from splitdesk.core.questions import DEFAULT_SET, builtin_sets
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.cli.main import main as splitdesk_main
+from splitdesk.core.run.questions import DEFAULT_SET, builtin_sets
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.sim.launcher import start_sim
 
 MAX_TOKENS = 512

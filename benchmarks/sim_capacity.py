@@ -32,10 +32,10 @@ import time
 import httpx
 
 from common import cpu_seconds, describe, emission_logs, pct
-from splitdesk.core.plans import make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.cpus import MANY_STREAMS, rejoin, separate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import SimProcess, start_sim

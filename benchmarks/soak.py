@@ -15,7 +15,7 @@ requests where they differ; RSS at the start and at the end; open file descripto
 threads at the end vs the start (after the phase's last run has settled); for the window
 phases the GUI loop lag (how late ``asyncio.sleep(0.01)`` wakes) p50/p99/max, as measured
 on the wall clock and without the time the process's threads waited for a CPU (the machine
-may be shared; see ``tests/ui/test_faults_window.py``).
+may be shared; see ``tests/ui/run/test_faults_window.py``).
 
 Goals: tokens received = emitted; RSS growth ≤ 10 %; fds and threads at the end = start.
 
@@ -50,11 +50,11 @@ os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")  # offscreen's size-
 import httpx
 
 from common import describe, rss_mb
-from splitdesk.core.metrics import request_figures
-from splitdesk.core.plans import make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.analyse.metrics import request_figures
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.heap import limit_malloc_arenas
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import start_sim
@@ -225,13 +225,13 @@ class LagProbe:
 async def window_phases(streams: int, seconds: float, runs: int, speed: float) -> bool:
     from ui_common import run_to_end, wait_for
 
-    from splitdesk.core.endpoints import EndpointSettings
-    from splitdesk.core.questions import Question, QuestionSet
-    from splitdesk.core.settings import AppSettings
-    from splitdesk.ui.controller import RunController, RunRequest
-    from splitdesk.ui.gc import freeze_built_window
-    from splitdesk.ui.main_window import MainWindow
-    from splitdesk.ui.theme import DARK
+    from splitdesk.core.files.settings import AppSettings
+    from splitdesk.core.run.endpoints import EndpointSettings
+    from splitdesk.core.run.questions import Question, QuestionSet
+    from splitdesk.ui.common.gc import freeze_built_window
+    from splitdesk.ui.common.theme import DARK
+    from splitdesk.ui.run.controller import RunController, RunRequest
+    from splitdesk.ui.shell.main_window import MainWindow
 
     settings = AppSettings(endpoint=EndpointSettings(speed=speed))
     controller = RunController()
@@ -309,8 +309,8 @@ def main() -> None:
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
-    from splitdesk.ui.gc import GuiGarbageCollector
-    from splitdesk.ui.theme import DARK, apply_theme
+    from splitdesk.ui.common.gc import GuiGarbageCollector
+    from splitdesk.ui.common.theme import DARK, apply_theme
 
     def qt_message(kind: QtMsgType, context: object, message: str) -> None:
         if "propagateSizeHints" not in message:  # the offscreen platform's note, every window

@@ -43,14 +43,14 @@ from PySide6.QtWidgets import QApplication
 from ui_common import run_to_end, wait_for
 
 from common import cpu_seconds, describe, emission_logs, pct, rss_mb
-from splitdesk.core.endpoints import EndpointSettings
-from splitdesk.core.questions import Question, QuestionSet
-from splitdesk.core.settings import AppSettings
-from splitdesk.core.template import CombinedTemplate
-from splitdesk.ui.controller import RunController, RunRequest
-from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
-from splitdesk.ui.main_window import MainWindow
-from splitdesk.ui.theme import DARK, apply_theme
+from splitdesk.core.files.settings import AppSettings
+from splitdesk.core.run.endpoints import EndpointSettings
+from splitdesk.core.run.questions import Question, QuestionSet
+from splitdesk.core.run.template import CombinedTemplate
+from splitdesk.ui.common.gc import GuiGarbageCollector, freeze_built_window
+from splitdesk.ui.common.theme import DARK, apply_theme
+from splitdesk.ui.run.controller import RunController, RunRequest
+from splitdesk.ui.shell.main_window import MainWindow
 
 COLD_START = """
 import time, os

@@ -43,16 +43,16 @@ from PySide6.QtWidgets import QApplication
 from ui_common import run_to_end, wait_for
 
 from common import cpu_seconds
-from splitdesk.core.endpoints import EndpointSettings
-from splitdesk.core.plans import Mode
-from splitdesk.core.questions import Question, QuestionSet
-from splitdesk.core.run_state import RunState
-from splitdesk.core.settings import AppSettings
-from splitdesk.core.template import CombinedTemplate
-from splitdesk.ui.controller import RunController, RunRequest
-from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
-from splitdesk.ui.main_window import MainWindow
-from splitdesk.ui.theme import DARK, apply_theme
+from splitdesk.core.files.settings import AppSettings
+from splitdesk.core.run.endpoints import EndpointSettings
+from splitdesk.core.run.plans import Mode
+from splitdesk.core.run.questions import Question, QuestionSet
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
+from splitdesk.ui.common.gc import GuiGarbageCollector, freeze_built_window
+from splitdesk.ui.common.theme import DARK, apply_theme
+from splitdesk.ui.run.controller import RunController, RunRequest
+from splitdesk.ui.shell.main_window import MainWindow
 
 #: A CPU-bound "server": counts loop iterations, writes the total to its file every 50 ms.
 BURNER = """
@@ -174,7 +174,7 @@ async def main_async(
     controller = RunController()
     headless = RunController()
     try:  # as the app does once its children's spawner threads exist
-        from splitdesk.ui.priority import lower_gui_priority
+        from splitdesk.ui.common.priority import lower_gui_priority
 
         nice = lower_gui_priority()
     except ImportError:  # a tree from before the priorities

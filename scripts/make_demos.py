@@ -19,10 +19,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from splitdesk.core.plans import make_plan
-from splitdesk.core.predict import predict_plan
-from splitdesk.core.questions import DEFAULT_SET, builtin_sets
-from splitdesk.core.recording import (
+from splitdesk.core.analyse.predict import predict_plan
+from splitdesk.core.files.recording import (
     GZ_SUFFIX,
     SUFFIX,
     EventLog,
@@ -34,9 +32,11 @@ from splitdesk.core.recording import (
     run_record,
     save_recording,
 )
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.questions import DEFAULT_SET, builtin_sets
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers.base import EndpointConfig
 from splitdesk.sim.launcher import start_sim
 

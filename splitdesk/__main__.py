@@ -2,6 +2,6 @@
 
 import sys
 
-from splitdesk.cli import main
+from splitdesk.cli.main import main
 
 sys.exit(main())

@@ -40,18 +40,18 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from splitdesk import logs
-from splitdesk.core.questions import QuestionSet
-from splitdesk.core.run_state import RunState
-from splitdesk.core.scenarios import Scenario
-from splitdesk.core.settings import read_settings
+from splitdesk.core.files.scenarios import Scenario
+from splitdesk.core.files.settings import read_settings
+from splitdesk.core.run.questions import QuestionSet
+from splitdesk.core.run.run_state import RunState
 from splitdesk.cpus import allowed_cpus
 from splitdesk.heap import ARENAS, limit_malloc_arenas
-from splitdesk.ui.controller import RunController
-from splitdesk.ui.gc import GuiGarbageCollector, freeze_built_window
-from splitdesk.ui.main_window import MainWindow
-from splitdesk.ui.priority import lower_gui_priority
-from splitdesk.ui.tasks import spawn
-from splitdesk.ui.theme import THEMES, apply_theme
+from splitdesk.ui.common.gc import GuiGarbageCollector, freeze_built_window
+from splitdesk.ui.common.priority import lower_gui_priority
+from splitdesk.ui.common.tasks import spawn
+from splitdesk.ui.common.theme import THEMES, apply_theme
+from splitdesk.ui.run.controller import RunController
+from splitdesk.ui.shell.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 

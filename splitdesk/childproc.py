@@ -1,12 +1,12 @@
 """How splitdesk starts its own child processes, installed or frozen.
 
 The window runs the built-in endpoint (``python -m splitdesk sim …``) and the measuring
-engine (``python -m splitdesk.core.engine_worker``) as child processes. From a source
+engine (``python -m splitdesk.core.measure.engine_worker``) as child processes. From a source
 checkout or an installed wheel ``sys.executable`` is a Python interpreter and ``-m``
 works. In a frozen bundle (PyInstaller sets ``sys.frozen``) ``sys.executable`` is the
 bundle's own ``splitdesk`` binary, which has no ``-m`` and no Python on PATH to lean on:
 there the same children are started as ``splitdesk sim …`` and as the hidden command
-``splitdesk _engine``, which :func:`splitdesk.cli.main` dispatches before parsing.
+``splitdesk _engine``, which :func:`splitdesk.cli.main.main` dispatches before parsing.
 
 This module sits outside the layers (it imports nothing of splitdesk), so both ``core``
 and ``sim`` may use it.
@@ -22,7 +22,7 @@ ENGINE_COMMAND = "_engine"
 # What the frozen binary is given in place of ``-m MODULE`` (the binary *is* ``-m splitdesk``).
 _FROZEN_ARGS: dict[str, list[str]] = {
     "splitdesk": [],
-    "splitdesk.core.engine_worker": [ENGINE_COMMAND],
+    "splitdesk.core.measure.engine_worker": [ENGINE_COMMAND],
 }
 
 

@@ -1,7 +1,7 @@
 """Every splitdesk process's C heap: at most :data:`ARENAS` glibc malloc arenas.
 
-Set by :func:`splitdesk.cli.main` (the window, ``bench``, ``sweep``, the built-in endpoint,
-the bundle's engine child) and by ``python -m splitdesk.core.engine_worker``.
+Set by :func:`splitdesk.cli.main.main` (the window, ``bench``, ``sweep``, the built-in endpoint,
+the bundle's engine child) and by ``python -m splitdesk.core.measure.engine_worker``.
 
 glibc gives each thread that allocates its own malloc arena, up to eight per core. The
 window's threads come and go (the engine's reader, ``asyncio.to_thread`` workers for

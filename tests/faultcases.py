@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from splitdesk.core.run_state import RequestTrace
+from splitdesk.core.run.run_state import RequestTrace
 from splitdesk.providers.base import ErrorKind
 
 #: Client read timeout of the fault runs (s): the longest silence between two reads. Long

@@ -12,10 +12,10 @@ from splitdesk import childproc
 
 
 def test_installed_children_run_with_python_dash_m() -> None:
-    assert childproc.module_command("splitdesk.core.engine_worker") == [
+    assert childproc.module_command("splitdesk.core.measure.engine_worker") == [
         sys.executable,
         "-m",
-        "splitdesk.core.engine_worker",
+        "splitdesk.core.measure.engine_worker",
     ]
 
 
@@ -23,7 +23,7 @@ def test_frozen_children_run_through_the_bundle_binary(monkeypatch: pytest.Monke
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "executable", "/opt/splitdesk/splitdesk")
     assert childproc.module_command("splitdesk") == ["/opt/splitdesk/splitdesk"]
-    assert childproc.module_command("splitdesk.core.engine_worker") == [
+    assert childproc.module_command("splitdesk.core.measure.engine_worker") == [
         "/opt/splitdesk/splitdesk",
         "_engine",
     ]

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from splitdesk.cli import main
-from splitdesk.core.events import RunEvent, event_to_json
-from splitdesk.core.plans import make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner, Timeouts
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.cli.main import main
+from splitdesk.core.measure.runner import RunConfig, Runner, Timeouts
+from splitdesk.core.run.events import RunEvent, event_to_json
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig, ErrorKind
 from streamserver import ReplayServer

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_key_leaks import FAILURES, KEY, KEY_ENV, READ_TIMEOUT, WIRES, assert_clean, serve
 
-from splitdesk.cli import main
+from splitdesk.cli.main import main
 from splitdesk.providers import get_provider
 
 OUTPUTS = {

@@ -22,8 +22,8 @@ from test_key_leaks import (
     serve,
 )
 
-from splitdesk.cli import main
-from splitdesk.core.recording import load_recording
+from splitdesk.cli.main import main
+from splitdesk.core.files.recording import load_recording
 from splitdesk.providers import PROVIDERS, get_provider
 
 ECHOING = ["401-echoing-key", "in-stream-error", "malformed-event", "truncated", "429"]

@@ -34,17 +34,17 @@ def read_log(folder: Path) -> str:
 def test_records_are_named_by_layer_and_debug_is_opt_in(log_folder: Path) -> None:
     path = logs.setup_logging(debug=False, console=False)
     assert path == log_folder / "splitdesk.log"
-    logging.getLogger("splitdesk.core.runner").info("run %d started", 7)
-    logging.getLogger("splitdesk.ui.controller").debug("drain tick")  # not without --debug
+    logging.getLogger("splitdesk.core.measure.runner").info("run %d started", 7)
+    logging.getLogger("splitdesk.ui.run.controller").debug("drain tick")  # not without --debug
     logging.getLogger("splitdesk.qt").warning("qt.qpa.fonts: no font")
     text = read_log(log_folder)
-    assert " INFO    splitdesk.core.runner [MainThread] run 7 started" in text
+    assert " INFO    splitdesk.core.measure.runner [MainThread] run 7 started" in text
     assert "splitdesk.qt [MainThread] qt.qpa.fonts: no font" in text
     assert "drain tick" not in text
 
     logs.setup_logging(debug=True, console=False)  # --debug
-    logging.getLogger("splitdesk.ui.controller").debug("drain tick")
-    assert "DEBUG   splitdesk.ui.controller [MainThread] drain tick" in read_log(log_folder)
+    logging.getLogger("splitdesk.ui.run.controller").debug("drain tick")
+    assert "DEBUG   splitdesk.ui.run.controller [MainThread] drain tick" in read_log(log_folder)
 
 
 def test_the_file_rotates(log_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,7 +65,7 @@ def test_no_key_reaches_the_file_or_stderr(
 ) -> None:
     logs.setup_logging(debug=True, console=True)
     logs.register_secret(KEY)
-    log = logging.getLogger("splitdesk.core.runner")
+    log = logging.getLogger("splitdesk.core.measure.runner")
     log.info("sending with key %s", KEY)  # a registered key, anywhere in the text
     log.info("headers: {'Authorization': 'Bearer sk-unregistered-abcdef123456'}")
     log.info("headers: {'x-api-key': 'unregistered-anthropic-key-123'}")

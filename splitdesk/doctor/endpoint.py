@@ -13,7 +13,7 @@ def check_endpoint() -> list[Finding]:
     environment's proxy settings, as a run does), and start the engine process."""
     import httpx
 
-    from splitdesk.core.engine import EngineProcess
+    from splitdesk.core.measure.engine import EngineProcess
     from splitdesk.sim.launcher import SimStartError, start_sim
 
     out: list[Finding] = []

@@ -38,7 +38,7 @@ def check_keyring() -> list[Finding]:
     """The keyring backend, and whether it keeps a key (write, read back, delete)."""
     import secrets as token_source
 
-    from splitdesk.core.secrets import SERVICE, keyring_get, keyring_set
+    from splitdesk.core.measure.secrets import SERVICE, keyring_get, keyring_set
 
     try:
         import keyring
@@ -113,11 +113,11 @@ def _split_fix(message: str) -> tuple[str, str | None]:
 
 
 def check_network_env() -> list[Finding]:
-    """Proxy and CA variables, judged by :mod:`splitdesk.core.netenv` (the same rules a
+    """Proxy and CA variables, judged by :mod:`splitdesk.core.measure.netenv` (the same rules a
     run applies: httpx's reading of the environment)."""
     from urllib.request import getproxies
 
-    from splitdesk.core.netenv import proxy_for, proxy_problem, tls_problem
+    from splitdesk.core.measure.netenv import proxy_for, proxy_problem, tls_problem
 
     out: list[Finding] = []
     proxies = {k: v for k, v in getproxies().items() if k in ("http", "https", "all", "no")}
@@ -181,8 +181,8 @@ def check_folders() -> list[Finding]:
     """The settings, log and data folders: each must exist writable or be creatable."""
     import platformdirs
 
-    from splitdesk.core.recording import data_dir
-    from splitdesk.core.settings import config_dir
+    from splitdesk.core.files.recording import data_dir
+    from splitdesk.core.files.settings import config_dir
 
     log_override = os.environ.get("SPLITDESK_LOG_DIR")
     folders = {

@@ -44,6 +44,8 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from splitdesk.sim.connection import disconnected, transport_of
+
 #: Default ``Retry-After`` of an injected 429 or 503 (seconds, whole: RFC 9110 §10.2.3).
 RETRY_AFTER_S = 1
 
@@ -383,16 +385,6 @@ def malformed_event(media_type: str) -> bytes:
 # -- the connection under the response ------------------------------------------------------
 
 
-def transport_of(scope: Scope) -> asyncio.Transport | None:
-    """The asyncio transport of the connection serving ``scope`` (uvicorn's httptools
-    protocol; see ``streaming.RawSendMiddleware``), or ``None``."""
-    from splitdesk.sim.streaming import RAW_SEND  # late: streaming imports this module
-
-    cycle = getattr(scope.get(RAW_SEND), "__self__", None)
-    transport = getattr(cycle, "transport", None)
-    return transport if isinstance(transport, asyncio.Transport) else None
-
-
 async def wait_acknowledged(transport: asyncio.Transport, limit_s: float = 1.0) -> None:
     """Return once every byte written to ``transport`` left its buffer and the peer's
     kernel acknowledged it (Linux ``SIOCOUTQ``, same number as ``TIOCOUTQ``: unacknowledged
@@ -435,8 +427,6 @@ async def wait_for_disconnect(
 ) -> bool:
     """Wait ``seconds`` (``None``: for ever). ``False`` as soon as the client disconnects or
     the server stops, ``True`` when the time ran out."""
-    from splitdesk.sim.streaming import disconnected  # late: streaming imports this module
-
     waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(disconnected(receive))}
     if closing is not None:
         waits.add(asyncio.ensure_future(closing.wait()))

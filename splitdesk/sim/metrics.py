@@ -4,7 +4,8 @@ Served with the Prometheus client library (``prometheus_client``): a collector r
 scheduler's state at scrape time, so every scrape shows the engine as it is between two
 steps. Names carry the ``splitdesk:`` prefix (the same ``namespace:name`` style vLLM, SGLang
 and llama.cpp use); the mapping of each server family's names to running / waiting / KV
-use is data (``resources/server_metrics.toml``), read by :mod:`splitdesk.core.server_metrics`.
+use is data (``resources/server_metrics.toml``), read by
+:mod:`splitdesk.core.measure.server_metrics`.
 
 * ``splitdesk:num_requests_running`` (gauge): sequences in the decode batch now;
 * ``splitdesk:num_requests_waiting`` (gauge): sequences queued for a slot (``max_num_seqs``),

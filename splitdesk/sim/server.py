@@ -56,6 +56,7 @@ from starlette.routing import Route
 
 from splitdesk import __version__
 from splitdesk.sim import faults, textgen
+from splitdesk.sim.connection import RawSendMiddleware
 from splitdesk.sim.costmodel import PlannedRequest, predict
 from splitdesk.sim.emission_log import PROMPT_HEAD_CHARS, EmissionLog, RequestRecord
 from splitdesk.sim.faults import Fault, FaultSchedule
@@ -63,7 +64,7 @@ from splitdesk.sim.metrics import metrics_registry, render
 from splitdesk.sim.params import SimParams
 from splitdesk.sim.prompts import read_prompt
 from splitdesk.sim.scheduler import LiveSequence, Scheduler
-from splitdesk.sim.streaming import EngineStream, RawSendMiddleware
+from splitdesk.sim.streaming import EngineStream
 from splitdesk.sim.wire.anthropic import AnthropicMessages
 from splitdesk.sim.wire.azure import AzureChat
 from splitdesk.sim.wire.base import Dialect, GenRequest, Reply, WireError

@@ -25,85 +25,19 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any
 
 from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from splitdesk.sim import faults
+from splitdesk.sim.connection import DirectChunks, disconnected, transport_of
 from splitdesk.sim.emission_log import RequestRecord
 from splitdesk.sim.faults import Fault
 from splitdesk.sim.scheduler import LiveSequence, Prepared, TokenEvent
 from splitdesk.sim.wire.base import Dialect, Reply
 
 log = logging.getLogger(__name__)
-
-RAW_SEND = "splitdesk.raw_send"
-
-
-class RawSendMiddleware:
-    """Outermost ASGI layer: keeps the server's own ``send`` in the scope."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope[RAW_SEND] = send
-        await self.app(scope, receive, send)
-
-
-class _Cycle(Protocol):
-    transport: asyncio.Transport
-    chunked_encoding: bool | None
-    disconnected: bool
-
-
-class DirectChunks:
-    """Writes HTTP/1.1 chunks straight to a uvicorn (httptools) connection's transport,
-    exactly as uvicorn's own ``send`` would (``%x\\r\\n`` size, data, ``\\r\\n``)."""
-
-    def __init__(self, cycle: _Cycle) -> None:
-        self.cycle = cycle
-
-    @classmethod
-    def for_scope(cls, scope: Scope) -> DirectChunks | None:
-        """The direct writer of this response, or ``None`` when the short path does not
-        apply (not uvicorn's httptools protocol, or no chunked encoding)."""
-        cycle = getattr(scope.get(RAW_SEND), "__self__", None)
-        if (
-            cycle is None
-            or not hasattr(cycle, "transport")
-            or getattr(cycle, "chunked_encoding", None) is not True
-        ):
-            return None
-        return cls(cycle)
-
-    @staticmethod
-    def frame(data: bytes) -> bytes:
-        """``data`` as one HTTP/1.1 chunk."""
-        return b"%x\r\n%b\r\n" % (len(data), data)
-
-    def write(self, data: bytes) -> bool:
-        """Write one chunk; ``False`` when the client is gone."""
-        return self.write_frame(self.frame(data))
-
-    def write_frame(self, frame: bytes) -> bool:
-        """Write a chunk already framed (:meth:`frame`); ``False`` when the client is gone."""
-        cycle = self.cycle
-        transport = cycle.transport
-        if cycle.disconnected or transport.is_closing():
-            return False
-        transport.write(frame)
-        return True
-
-
-async def disconnected(receive: Receive) -> None:
-    """Return when the ASGI server reports that the client disconnected."""
-    while True:
-        message: Message = await receive()
-        if message["type"] == "http.disconnect":
-            return
 
 
 class EngineStream:
@@ -336,7 +270,7 @@ class EngineStream:
         so far, or a malformed or error event followed by a clean end of the body."""
         self._cut = True
         if fault.name == "reset-mid":
-            transport = faults.transport_of(scope)
+            transport = transport_of(scope)
             if transport is not None:
                 await faults.wait_acknowledged(transport)
                 faults.reset(transport)

@@ -4,11 +4,11 @@ finish reasons, tool calls, Ollama's own timings, model lists."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paths import FIXTURES
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import (
     Delta,
@@ -22,7 +22,7 @@ from splitdesk.providers.base import (
 from streamserver import StreamFixture
 
 KEY = "sk-unit-0123456789"
-EXTRA = Path(__file__).parent.parent / "fixtures" / "streams_extra"
+EXTRA = FIXTURES / "streams_extra"
 PARAMS = GenParams(max_tokens=77, temperature=0.5, seed=3)
 
 # api → (base URL, URL of a generation request, header that carries the key)

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from splitdesk.core.plans import RunPlan, make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from paths import FIXTURES
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import RunPlan, make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import (
     EndpointConfig,
@@ -30,7 +31,7 @@ from splitdesk.providers.base import (
 from splitdesk.providers.stream import iter_deltas
 from streamserver import ReplayServer, StreamFixture
 
-_FIXTURES_DIR = Path(__file__).parent.parent / "fixtures"
+_FIXTURES_DIR = FIXTURES
 #: the real-world sample (``streams``) and shapes written after the vendors' docs
 #: (``streams_extra``: Anthropic thinking, OpenAI Responses, Ollama timings, TGI, Azure,
 #: and one per kind of issue 8 in each dialect it applies to: truncated streams, an error

@@ -13,10 +13,10 @@ import openai
 import pytest
 from httpx_sse import aconnect_sse
 
-from splitdesk.core.plans import make_plan
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
 from splitdesk.providers.base import EndpointConfig, GenParams
 

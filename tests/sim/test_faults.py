@@ -1,7 +1,7 @@
 """Fault injection in the built-in endpoint, seen on the wire: what bytes each fault puts
 on a real loopback connection, and that the emission log records exactly what was
-delivered. (What clients make of each fault: ``tests/core/test_faults_engine.py`` and
-``tests/ui/test_faults_window.py``.)"""
+delivered. (What clients make of each fault: ``tests/core/measure/test_faults_engine.py`` and
+``tests/ui/run/test_faults_window.py``.)"""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from splitdesk.cli import main
+from splitdesk.cli.main import main
 from splitdesk.sim.faults import (
     CATALOGUE,
     Fault,

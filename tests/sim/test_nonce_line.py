@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from splitdesk.builtin_endpoint import nonce_line, split_nonce_line
-from splitdesk.core.repeats import new_nonce
+from splitdesk.core.bench.repeats import new_nonce
 
 MODEL = "splitdesk-sim"
 SINGLE = "Why does a refrigerator hum at night?"

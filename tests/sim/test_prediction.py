@@ -10,13 +10,13 @@ import httpx
 import pytest
 from starved import on_schedule_async
 
-from splitdesk.core.metrics import group_metrics, request_metrics
-from splitdesk.core.plans import make_plan
-from splitdesk.core.predict import predict_plan, predicted_makespan, schedule_slip_s
-from splitdesk.core.questions import DEFAULT_SET, builtin_sets
-from splitdesk.core.run_state import RunState
-from splitdesk.core.runner import RunConfig, Runner
-from splitdesk.core.template import CombinedTemplate
+from splitdesk.core.analyse.metrics import group_metrics, request_metrics
+from splitdesk.core.analyse.predict import predict_plan, predicted_makespan, schedule_slip_s
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.questions import DEFAULT_SET, builtin_sets
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers.base import EndpointConfig
 
 QUESTIONS = builtin_sets()[DEFAULT_SET].texts

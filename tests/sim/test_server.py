@@ -257,7 +257,7 @@ async def test_disconnect_mid_stream_frees_the_slot() -> None:
 
 
 def test_sim_cli_lists_profiles(capsys: pytest.CaptureFixture[str]) -> None:
-    from splitdesk.cli import main
+    from splitdesk.cli.main import main
 
     assert main(["sim", "--list-profiles"]) == 0
     out = capsys.readouterr().out
@@ -266,7 +266,7 @@ def test_sim_cli_lists_profiles(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sim_cli_rejects_bad_parameter(capsys: pytest.CaptureFixture[str]) -> None:
-    from splitdesk.cli import main
+    from splitdesk.cli.main import main
 
     assert main(["sim", "--t-base", "-1"]) == 2
     err = capsys.readouterr().err
@@ -274,7 +274,7 @@ def test_sim_cli_rejects_bad_parameter(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_sim_cli_rejects_a_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
-    from splitdesk.cli import main
+    from splitdesk.cli.main import main
 
     with pytest.raises(SystemExit) as exited:
         main(["sim", "--port", "70000"])

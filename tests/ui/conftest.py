@@ -13,12 +13,12 @@ import pytest
 import pytest_asyncio
 from PySide6.QtWidgets import QApplication
 
-from splitdesk.core.settings import AppSettings
-from splitdesk.ui import tasks
-from splitdesk.ui.controller import RunController
-from splitdesk.ui.gc import GuiGarbageCollector
-from splitdesk.ui.main_window import MainWindow
-from splitdesk.ui.theme import DARK
+from splitdesk.core.files.settings import AppSettings
+from splitdesk.ui.common import tasks
+from splitdesk.ui.common.gc import GuiGarbageCollector
+from splitdesk.ui.common.theme import DARK
+from splitdesk.ui.run.controller import RunController
+from splitdesk.ui.shell.main_window import MainWindow
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,142 @@
+"""Tokens and cost per side, from the servers' own usage counts.
+
+The one definition of a side's tokens and cost (views, bench and exports read these):
+
+* **prompt tokens** of a side: the sum of ``usage.prompt_tokens`` (or the dialect's
+  equivalent, ``RequestTrace.usage_prompt_tokens``) over its requests. The combined prompt
+  carries the template once; the N parallel prompts each carry any system prompt, so the
+  parallel side may use more prompt tokens;
+* **output tokens**: the sum of the reported output (completion) tokens;
+* **cost** (in the price's currency): ``prompt × input_price / 1e6 + output × output_price
+  / 1e6``, prices being per million tokens as providers list them. There are no default
+  prices: a cost exists only when the user entered both prices for the endpoint.
+
+A side whose requests did not all report usage has ``complete = False`` and no cost: the
+figure would be a guess. The trade-off line (:func:`tradeoff_line`) compares the speed-up
+with the parallel side's total tokens over the combined side's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from splitdesk.core.run.run_state import RequestTrace
+
+
+class Prices(BaseModel):
+    """Prices per million tokens, entered by the user for one endpoint (any currency)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_per_m: float = Field(ge=0, description="price of one million prompt tokens")
+    output_per_m: float = Field(ge=0, description="price of one million output tokens")
+
+
+@dataclass(frozen=True)
+class SideTokens:
+    """Usage of one side (``"combined"``, ``"parallel"`` or ``"sequential"``): summed
+    ``prompt`` and ``output`` tokens over the ``requests`` that reported usage; ``complete``
+    when every request of the side did."""
+
+    group: str
+    prompt: int
+    output: int
+    requests: int
+    reported: int
+
+    @property
+    def complete(self) -> bool:
+        return self.requests > 0 and self.reported == self.requests
+
+    @property
+    def total(self) -> int:
+        """Prompt + output tokens."""
+        return self.prompt + self.output
+
+    def cost(self, prices: Prices | None) -> float | None:
+        """The side's cost at ``prices`` (module docstring); ``None`` without prices or
+        when some request reported no usage."""
+        if prices is None or not self.complete:
+            return None
+        return self.prompt * prices.input_per_m / 1e6 + self.output * prices.output_per_m / 1e6
+
+
+def side_tokens(requests: Sequence[RequestTrace], group: str) -> SideTokens:
+    """The :class:`SideTokens` of ``group`` among ``requests`` (a run's traces)."""
+    mine = [t for t in requests if t.group == group]
+    reported = [
+        t for t in mine if t.usage_prompt_tokens is not None and t.usage_output_tokens is not None
+    ]
+    return SideTokens(
+        group,
+        sum(t.usage_prompt_tokens or 0 for t in reported),
+        sum(t.usage_output_tokens or 0 for t in reported),
+        len(mine),
+        len(reported),
+    )
+
+
+def token_ratio(combined: SideTokens, parallel: SideTokens) -> float | None:
+    """Parallel total tokens / combined total tokens; ``None`` unless both are complete."""
+    if not (combined.complete and parallel.complete) or combined.total == 0:
+        return None
+    return parallel.total / combined.total
+
+
+def tradeoff_line(speedup: float | None, ratio: float | None) -> str | None:
+    """``"4.5× faster, 1.3× the tokens"`` (parallel against combined), ``None`` when either
+    figure is unknown. A speed-up below 1 reads ``"0.8× as fast"``."""
+    if speedup is None or ratio is None:
+        return None
+    speed = f"{speedup:.1f}× faster" if speedup >= 1 else f"{speedup:.1f}× as fast"
+    return f"{speed}, {ratio:.1f}× the tokens"
+
+
+def cost_document(
+    runs: Sequence[Sequence[RequestTrace]], prices: Prices | None, summary: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The bench JSON's ``cost`` object and its table lines, from the first repeat's runs
+    (``runs``: each run's traces; usage is the same work every repeat). ``summary``: the
+    bench summary (its ``speedup`` makes the trade-off line).
+
+    ``{"prices": {"input_per_m", "output_per_m"} | null, "sides": {group: {"prompt_tokens",
+    "output_tokens", "complete", "cost"}}, "token_ratio", "tradeoff"}``.
+    """
+    requests = [t for run in runs for t in run]
+    sides = {g: side_tokens(requests, g) for g in ("combined", "parallel", "sequential")}
+    sides = {g: s for g, s in sides.items() if s.requests}
+    ratio = (
+        token_ratio(sides["combined"], sides["parallel"])
+        if "combined" in sides and "parallel" in sides
+        else None
+    )
+    tradeoff = tradeoff_line(summary.get("speedup"), ratio)
+    doc = {
+        "prices": prices.model_dump() if prices else None,
+        "sides": {
+            g: {
+                "prompt_tokens": s.prompt,
+                "output_tokens": s.output,
+                "complete": s.complete,
+                "cost": s.cost(prices),
+            }
+            for g, s in sides.items()
+        },
+        "token_ratio": None if ratio is None else round(ratio, 4),
+        "tradeoff": tradeoff,
+    }
+    lines = []
+    for g, s in sides.items():
+        usage = f"{s.prompt} prompt + {s.output} output tokens"
+        if not s.complete:
+            usage += f" (usage from {s.reported} of {s.requests} requests)"
+        c = s.cost(prices)
+        money = f" · cost {c:.6f}" if c is not None else ""
+        lines.append(f"{'Tokens ' + g + ':':22}{usage}{money}")
+    if tradeoff:
+        lines.append(f"{'Trade-off:':22}{tradeoff}")
+    return doc, lines

@@ -1,0 +1,899 @@
+"""Why a run came out the way it did: a diagnosis read from the trace alone.
+
+The diagnosis never looks at a profile's name or the endpoint's URL, so the same rules
+explain the built-in endpoint and a real server (vLLM, llama.cpp, a hosted API). It reads
+the requests' own timestamps (:class:`~splitdesk.core.run.run_state.RequestTrace`, seconds
+from the run's origin) and names the numbers each finding rests on. When no rule fits
+clearly, it says "no clear pattern" rather than guess.
+
+Rules, in the order they are tried (the first that holds is the headline's ``code``):
+
+* ``rate-limited`` — some request was answered HTTP 429 (refused, or retried after a
+  back-off): a rate limit capped concurrency.
+* ``one-at-a-time`` — the parallel requests' generation intervals (first token → last
+  token) hardly overlap (mean overlap ≤ :data:`ONE_AT_A_TIME_OVERLAP` streams) and their
+  first tokens arrive staggered about one request's generation apart: the server ran one
+  request at a time (no batching, e.g. ``max_num_seqs`` 1 or one llama.cpp slot).
+* ``network-bound`` — every parallel request waited at least :data:`NETWORK_MIN_S` for its
+  response headers (TTFB) and the median TTFB is at least :data:`NETWORK_SHARE` of the
+  median generation time (TTFT → E2E): network latency dominates.
+* ``compute-bound`` — a stream decodes fewer tokens per second when others decode beside
+  it: the per-stream decode rate measured while *k* ≥ 2 streams were generating is below
+  :data:`COMPUTE_RATE_RATIO` of the rate while one stream was alone, and the k streams
+  together decode less than :data:`COMPUTE_MAX_GAIN` × a lone stream's tokens per second.
+* ``batching`` — the parallel streams started together (first tokens within
+  :data:`BATCH_START_SHARE` of a request's generation time) and kept most of a lone
+  stream's decode rate: the server decodes them in the same steps.
+* ``shortened-answers`` — the combined reply's output tokens are below
+  :data:`SHORTENED_RATIO` of the parallel replies' sum: the model shortened its answers
+  (reported as a note beside another finding, or as the headline when nothing else fits).
+* ``failed`` — every request failed (tried before the rules above, after ``rate-limited``):
+  the text names the common cause, or each cause with its count.
+* ``chained`` — dependent questions (``dependent`` mode): the combined request was measured
+  against the chain of requests one after another, each waiting for the answer before it
+  (group ``sequential``, no parallel requests); the text compares the two makespans.
+* ``unclear`` — none of the above holds, or too little finished to tell.
+
+Side by side (``shared``), both ways run on one server at once, so the combined request
+competes with the parallel ones and the ratio of their makespans is inflated unless the
+server batches: :func:`no_verdict_reason` says when a side-by-side speed-up is no verdict
+(every diagnosis but ``batching``), for the window's headline and any other view.
+
+Extra findings are kept as ``notes`` (``shortened-answers``, ``no-markers``: the combined
+reply has text but none of the answer markers the template asks for).
+
+The **decomposition** with the sequential baseline (:func:`decompose`): speed-up =
+makespan(combined) / makespan(parallel) = prompt-shape factor × concurrency factor, where
+prompt-shape factor = makespan(combined) / makespan(sequential) (shorter contexts and
+answers when each question is asked alone) and concurrency factor = makespan(sequential) /
+makespan(parallel) (what running the requests at once bought: batching).
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics
+from splitdesk.core.run.run_state import RequestTrace, RunState
+from splitdesk.providers.base import RequestError
+
+DiagnosisCode = Literal[
+    "batching",
+    "one-at-a-time",
+    "rate-limited",
+    "network-bound",
+    "compute-bound",
+    "shortened-answers",
+    "no-markers",
+    "failed",
+    "chained",
+    "unclear",
+]
+Evidence = dict[str, float | int | str | None]
+
+#: mean number of streams generating at once at or below which requests ran one at a time
+ONE_AT_A_TIME_OVERLAP = 1.25
+#: first-token stagger, as a share of a request's generation time, that counts as queued
+STAGGER_SHARE = 0.5
+#: the smallest TTFB (seconds) that can be a network wait rather than server overhead
+NETWORK_MIN_S = 0.1
+#: median TTFB as a share of median generation time at which the network dominates
+NETWORK_SHARE = 0.5
+#: busy/lone per-stream decode rate below which a server is compute-bound …
+COMPUTE_RATE_RATIO = 0.6
+#: … when k streams together also decode less than this many times one stream's tokens/s
+#: (a server whose streams slow down but still multiply its throughput is batching)
+COMPUTE_MAX_GAIN = 2.0
+#: spread of parallel first tokens, as a share of generation time, that counts as together
+BATCH_START_SHARE = 0.25
+#: combined/parallel output tokens below which the model shortened its answers
+SHORTENED_RATIO = 0.7
+#: fewest inter-event gaps at one concurrency level before its decode rate is trusted
+MIN_GAPS = 20
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding: ``code``, a sentence naming the numbers it rests on, and those numbers
+    (``evidence``: seconds, tokens, tokens per second, counts, ratios)."""
+
+    code: DiagnosisCode
+    text: str
+    evidence: Evidence = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        """``{"code", "text", "evidence"}`` as in the bench JSON's ``summary.diagnosis``."""
+        return {"code": self.code, "text": self.text, "evidence": dict(self.evidence)}
+
+
+@dataclass(frozen=True)
+class Diagnosis(Finding):
+    """The headline finding plus ``notes`` (further findings that also hold)."""
+
+    notes: tuple[Finding, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The ``summary.diagnosis`` object; ``notes`` only when there are some."""
+        out = super().to_json()
+        if self.notes:
+            out["notes"] = [n.to_json() for n in self.notes]
+        return out
+
+    @property
+    def one_at_a_time(self) -> bool:
+        """True when the server ran the requests one at a time (no concurrency to measure)."""
+        return self.code == "one-at-a-time"
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Speed-up = ``prompt_shape_factor`` × ``concurrency_factor`` (module docstring).
+
+    ``prompt_shape_factor`` = makespan(combined) / makespan(sequential);
+    ``concurrency_factor`` = makespan(sequential) / makespan(parallel); both unitless.
+    """
+
+    prompt_shape_factor: float
+    concurrency_factor: float
+
+    @property
+    def speedup(self) -> float:
+        """Their product: makespan(combined) / makespan(parallel)."""
+        return self.prompt_shape_factor * self.concurrency_factor
+
+
+def decompose(
+    combined_s: float | None, parallel_s: float | None, sequential_s: float | None
+) -> Decomposition | None:
+    """The decomposition of the speed-up from three makespans (seconds); ``None`` when any is
+    unknown or not positive."""
+    if not combined_s or not parallel_s or not sequential_s:
+        return None
+    if min(combined_s, parallel_s, sequential_s) <= 0:
+        return None
+    return Decomposition(combined_s / sequential_s, sequential_s / parallel_s)
+
+
+def decompose_groups(groups: dict[str, GroupMetrics]) -> Decomposition | None:
+    """:func:`decompose` over a run's group metrics; ``None`` unless combined, parallel and
+    sequential all finished with no failed or stopped request."""
+    parts = [groups.get(g) for g in ("combined", "parallel", "sequential")]
+    if any(g is None or g.failed or g.stopped or g.makespan_s is None for g in parts):
+        return None
+    c, p, s = (g.makespan_s if g else None for g in parts)
+    return decompose(c, p, s)
+
+
+# -- measurements over traces ------------------------------------------------------------------
+
+
+def _ok(t: RequestTrace) -> bool:
+    return t.outcome == "done" and t.first_text_t is not None and t.last_token_t is not None
+
+
+def _interval(t: RequestTrace) -> tuple[float, float]:
+    assert t.first_text_t is not None and t.last_token_t is not None
+    return t.first_text_t, t.last_token_t
+
+
+def _tokens(t: RequestTrace) -> int:
+    return t.usage_output_tokens if t.usage_output_tokens is not None else len(t.event_times)
+
+
+def mean_overlap(traces: Sequence[RequestTrace]) -> float | None:
+    """Mean number of streams generating at once: the sum of the streams' generation times
+    (first token → last token, seconds) over the length of their union. 1.0 when they ran
+    one after another, ~N when N ran together. ``None`` for fewer than two finished
+    streams or no generation time."""
+    spans = sorted(_interval(t) for t in traces if _ok(t))
+    if len(spans) < 2:
+        return None
+    total = sum(b - a for a, b in spans)
+    union = 0.0
+    cur_a, cur_b = spans[0]
+    for a, b in spans[1:]:
+        if a > cur_b:
+            union += cur_b - cur_a
+            cur_a, cur_b = a, b
+        else:
+            cur_b = max(cur_b, b)
+    union += cur_b - cur_a
+    return total / union if union > 0 else None
+
+
+def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dict[int, float]:
+    """Per-stream decode rate (tokens/s) at each concurrency level *k*.
+
+    Each gap between two successive output events of a stream is filed under the number of
+    streams of its phase generating at the gap's midpoint; the rate at *k* is the tokens
+    those gaps carried over their summed length (tokens per event = the stream's output
+    tokens / its events). Only levels with at least :data:`MIN_GAPS` gaps are returned.
+    ``phases``: groups of traces that share one clock and ran on the server together.
+    """
+    time_at = np.zeros(1)
+    tokens_at = np.zeros(1)
+    gaps_at = np.zeros(1, dtype=np.int64)
+    for phase in phases:
+        done = [t for t in phase if _ok(t) and len(t.event_times) >= 2]
+        spans = [_interval(t) for t in done]
+        starts = np.sort(np.array([s for s, _ in spans]))
+        ends = np.sort(np.array([e for _, e in spans]))
+        for t in done:
+            times = np.asarray(t.event_times, dtype=float)
+            per_event = _tokens(t) / len(times)
+            a, b = times[:-1], times[1:]
+            keep = b > a
+            a, b = a[keep], b[keep]
+            mid = (a + b) / 2
+            # streams with start <= mid <= end, by binary search (numpy: 128k gaps in ms)
+            k = np.searchsorted(starts, mid, "right") - np.searchsorted(ends, mid, "left")
+            size = int(k.max(initial=0)) + 1
+            if size > len(time_at):
+                time_at = np.pad(time_at, (0, size - len(time_at)))
+                tokens_at = np.pad(tokens_at, (0, size - len(tokens_at)))
+                gaps_at = np.pad(gaps_at, (0, size - len(gaps_at)))
+            time_at += np.bincount(k, weights=b - a, minlength=len(time_at))
+            tokens_at += np.bincount(k, minlength=len(time_at)) * per_event
+            gaps_at += np.bincount(k, minlength=len(time_at))
+    return {
+        k: float(tokens_at[k] / time_at[k])
+        for k in range(len(time_at))
+        if gaps_at[k] >= MIN_GAPS and time_at[k] > 0
+    }
+
+
+def _median(values: Iterable[float]) -> float | None:
+    v = list(values)
+    return statistics.median(v) if v else None
+
+
+def _r(x: float | None, nd: int = 3) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+# -- the rules -----------------------------------------------------------------------------------
+
+
+def _rate_limited(traces: Sequence[RequestTrace]) -> Finding | None:
+    refused = [t for t in traces if t.error is not None and t.error.status == 429]
+    retried = [t for t in traces if t.retries]
+    if not refused and not retried:
+        return None
+    par = [t for t in traces if t.group == "parallel"]
+    par_refused = sum(1 for t in par if t in refused)
+    backoff = sum(r.delay_s for t in traces for r in t.retries)
+    ok = [t for t in traces if _ok(t)]
+    ran = _max_concurrent(ok)
+    parts = []
+    if refused:
+        if par:
+            parts.append(f"{par_refused} of {len(par)} parallel requests refused with HTTP 429")
+            other = len(refused) - par_refused
+            if other:
+                parts.append(f"{other} other {'request' if other == 1 else 'requests'} too")
+        else:
+            parts.append(f"{_plural(len(refused), 'request')} refused with HTTP 429")
+    if retried:
+        parts.append(
+            f"{_plural(len(retried), 'request')} retried after HTTP 429 "
+            f"({backoff:.1f} s of back-off in all)"
+        )
+    cap = f" at about {ran} at once" if ran else ""
+    text = "; ".join(parts) + f": a rate limit capped concurrency{cap}."
+    return Finding(
+        "rate-limited",
+        text,
+        {
+            "refused": len(refused),
+            "parallel_refused": par_refused,
+            "parallel_requests": len(par),
+            "retried": len(retried),
+            "backoff_s": _r(backoff),
+            "max_concurrent": ran,
+        },
+    )
+
+
+def _max_concurrent(traces: Sequence[RequestTrace]) -> int:
+    marks: list[tuple[float, int]] = []
+    for t in traces:
+        a, b = _interval(t)
+        marks += [(a, 1), (b, -1)]
+    best = cur = 0
+    for _, d in sorted(marks, key=lambda m: (m[0], -m[1])):
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+def _generation(t: RequestTrace) -> float:
+    a, b = _interval(t)
+    return b - a
+
+
+def _one_at_a_time(
+    phase: Sequence[RequestTrace], shared: bool, speedup: float | None
+) -> Finding | None:
+    ok = [t for t in phase if _ok(t)]
+    overlap = mean_overlap(ok)
+    if overlap is None or overlap > ONE_AT_A_TIME_OVERLAP:
+        return None
+    firsts = sorted(t.first_text_t for t in ok if t.first_text_t is not None)
+    gap = _median(b - a for a, b in itertools.pairwise(firsts))
+    gen = _median(_generation(t) for t in ok)
+    if gap is None or not gen or gap < STAGGER_SHARE * gen:
+        return None
+    who = "all requests" if shared else "the parallel requests"
+    text = (
+        f"first tokens arrived {gap:.2f} s apart, about one request's generation "
+        f"({gen:.2f} s), and {overlap:.2f} streams ran at once on average: the server ran "
+        f"{who} one at a time (no batching)"
+    )
+    if shared:
+        text += "; both ways queued for the same slot, so side by side compares nothing."
+    elif speedup is not None and speedup >= 1.1:
+        text += (
+            f"; the {speedup:.1f}× speed-up came from the prompt's shape (shorter contexts "
+            "and answers when asked one by one), not from running at once."
+        )
+    else:
+        text += "."
+    return Finding(
+        "one-at-a-time",
+        text,
+        {
+            "first_token_gap_s": _r(gap),
+            "generation_s": _r(gen),
+            "mean_overlap": _r(overlap, 2),
+            "streams": len(ok),
+        },
+    )
+
+
+def _network_bound(par: Sequence[RequestTrace]) -> Finding | None:
+    ok = [t for t in par if _ok(t) and t.t_headers is not None and t.t_send is not None]
+    if not ok:
+        return None
+    ttfb = []
+    for t in ok:
+        assert t.t_headers is not None and t.t_send is not None
+        ttfb.append(t.t_headers - t.t_send)
+    gen = _median(_generation(t) for t in ok)
+    lo, med = min(ttfb), statistics.median(ttfb)
+    if lo < NETWORK_MIN_S or gen is None or med < NETWORK_SHARE * gen:
+        return None
+    return Finding(
+        "network-bound",
+        f"every request waited {lo:.2f} s or more for its response headers (median "
+        f"{med:.2f} s) against {gen:.2f} s of generation: network latency dominates, so "
+        "sending requests at once saves less.",
+        {"ttfb_min_s": _r(lo), "ttfb_median_s": _r(med), "generation_s": _r(gen)},
+    )
+
+
+def _rates(phases: Sequence[Sequence[RequestTrace]]) -> tuple[float, float, int] | None:
+    rates = decode_rates_by_concurrency(phases)
+    lone = rates.get(1)
+    busy = [k for k in rates if k >= 2]
+    if lone is None or not busy:
+        return None
+    k = max(busy)
+    return lone, rates[k], k
+
+
+def _compute_bound(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
+    r = _rates(phases)
+    if r is None:
+        return None
+    lone, busy, k = r
+    ratio = busy / lone
+    if ratio >= COMPUTE_RATE_RATIO or busy * k / lone >= COMPUTE_MAX_GAIN:
+        return None
+    return Finding(
+        "compute-bound",
+        f"per-stream speed fell from {lone:.3g} tok/s alone to {busy:.3g} tok/s with {k} "
+        f"streams ({ratio:.0%}): the server is compute-bound, so running the requests at "
+        f"once adds only {busy * k / lone:.1f}× the throughput of one stream.",
+        {
+            "lone_tok_s": _r(lone, 1),
+            "busy_tok_s": _r(busy, 1),
+            "streams": k,
+            "rate_ratio": _r(ratio),
+            "throughput_gain": _r(busy * k / lone, 2),
+        },
+    )
+
+
+def _short_span(seconds: float) -> str:
+    """A short time apart as read aloud: ``"< 1 ms"``, ``"12 ms"`` under 0.1 s (``"0.00 s"``
+    read as no gap at all), else ``"0.25 s"``."""
+    if seconds < 0.0005:
+        return "< 1 ms"
+    if seconds < 0.1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.2f} s"
+
+
+def _batching(
+    phases: Sequence[Sequence[RequestTrace]], par: Sequence[RequestTrace]
+) -> Finding | None:
+    ok = [t for t in par if _ok(t)]
+    if len(ok) < 2:
+        return None
+    firsts = [t.first_text_t for t in ok if t.first_text_t is not None]
+    spread = max(firsts) - min(firsts)
+    gen = _median(_generation(t) for t in ok)
+    if not gen or spread > BATCH_START_SHARE * gen:
+        return None
+    r = _rates(phases)
+    evidence: Evidence = {"first_token_spread_s": _r(spread), "generation_s": _r(gen)}
+    text = (
+        f"the {len(ok)} parallel requests streamed together (first tokens within "
+        f"{_short_span(spread)} of each other)"
+    )
+    if r is not None:
+        lone, busy, k = r
+        evidence.update(lone_tok_s=_r(lone, 1), busy_tok_s=_r(busy, 1), streams=k)
+        text += (
+            f", each at {busy / lone:.0%} of a lone stream's speed ({busy:.3g} vs {lone:.3g} tok/s)"
+        )
+    return Finding("batching", text + ": the server batches them.", evidence)
+
+
+def _speedup(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> float | None:
+    """makespan(combined) / makespan(parallel) when every request of both finished."""
+    if not combined or not par or not all(_ok(t) for t in (*combined, *par)):
+        return None
+    c = group_metrics(combined, "combined", len(combined[0].questions))
+    p = group_metrics(par, "parallel", len(par))
+    if not c.makespan_s or not p.makespan_s:
+        return None
+    return c.makespan_s / p.makespan_s
+
+
+def _shortened(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> Finding | None:
+    if not combined or not par or not all(_ok(t) for t in (*combined, *par)):
+        return None
+    c = sum(_tokens(t) for t in combined)
+    p = sum(_tokens(t) for t in par)
+    if p <= 0 or c >= SHORTENED_RATIO * p:
+        return None
+    return Finding(
+        "shortened-answers",
+        f"the combined reply has {c} output tokens against {p} in the parallel replies "
+        f"({c / p:.0%}): the model shortened its answers when asked everything at once.",
+        {"combined_tokens": c, "parallel_tokens": p, "ratio": _r(c / p)},
+    )
+
+
+def _no_markers(combined: Sequence[RequestTrace]) -> Finding | None:
+    for t in combined:
+        if no_markers(t):
+            return Finding(
+                "no-markers",
+                f"the combined reply has no answer markers ({t.text_len} characters, none "
+                "of the template's headings): when each answer started cannot be told.",
+                {"characters": t.text_len, "questions": len(t.questions)},
+            )
+    return None
+
+
+def _chained(
+    combined: Sequence[RequestTrace], chain: Sequence[RequestTrace], failed: int
+) -> Finding:
+    """Dependent questions: the combined request's makespan against the chain's (the
+    requests one after another, each sent once the one before it had answered)."""
+    if not all(_ok(t) for t in (*combined, *chain)):
+        return Finding(
+            "unclear",
+            "no comparison: the combined request or the chain did not finish"
+            + (f" ({_plural(failed, 'request')} failed)." if failed else "."),
+            {"failed": failed},
+        )
+    c = group_metrics(combined, "combined", len(combined[0].questions)).makespan_s
+    q = group_metrics(chain, "sequential", len(chain)).makespan_s
+    if c is None or q is None:
+        return Finding("unclear", "no comparison: nothing was generated.", {"failed": failed})
+    faster = "sooner" if c < q else "later"
+    return Finding(
+        "chained",
+        f"the combined request finished in {c:.1f} s, the chain of "
+        f"{_plural(len(chain), 'request')} in {q:.1f} s — combining finished "
+        f"{abs(q - c):.1f} s {faster}.",
+        {"combined_s": _r(c), "chain_s": _r(q), "chain_requests": len(chain)},
+    )
+
+
+def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> Diagnosis:
+    """The diagnosis of a run (module docstring).
+
+    ``phases``: the run's requests, grouped into phases that each ran on the server at
+    their own time (traces within a phase share one clock; a window run's phases, or
+    ``splitdesk bench``'s separate runs). ``shared``: combined and parallel ran at the same
+    time (side by side). Never raises on partial or odd traces: too little data gives
+    ``unclear``.
+    """
+    traces = [t for ph in phases for t in ph]
+    combined = [t for t in traces if t.group == "combined"]
+    par = [t for t in traces if t.group == "parallel"]
+    par_phase = next((ph for ph in phases if any(t.group == "parallel" for t in ph)), ())
+
+    notes = [f for f in (_shortened(combined, par), _no_markers(combined)) if f is not None]
+
+    def result(f: Finding) -> Diagnosis:
+        rest = tuple(n for n in notes if n.code != f.code)
+        return Diagnosis(f.code, f.text, f.evidence, rest)
+
+    if any(t.outcome is None for t in traces):
+        return Diagnosis("unclear", "no diagnosis yet: requests are still running.", {})
+    limited = _rate_limited(traces)
+    if limited is not None:
+        return result(limited)
+    stopped = sum(1 for t in traces if t.outcome == "stopped")
+    if stopped:
+        return Diagnosis(
+            "unclear",
+            f"no diagnosis: the run was stopped ({_plural(stopped, 'request')} cut short).",
+            {"stopped": stopped},
+        )
+    failed = [t for t in traces if t.outcome == "failed"]
+    if failed and len(failed) == len(traces):
+        causes = failure_causes(failed)
+        if len(causes) == 1:
+            text = f"every request failed ({len(failed)} of {len(traces)}): {causes[0][0]}"
+        else:
+            text = f"every request failed ({len(failed)} of {len(traces)}): " + "; ".join(
+                f"{_plural(n, 'request')}: {message}" for message, n in causes
+            )
+        return result(
+            Finding(
+                "failed",
+                text if text.endswith((".", "?", "!")) else text + ".",
+                {"failed": len(failed), "causes": len(causes)},
+            )
+        )
+    chain = [t for t in traces if t.group == "sequential"]
+    if combined and chain and not par:  # dependent questions: no parallel side to read
+        return result(_chained(combined, chain, len(failed)))
+    if len([t for t in par if _ok(t)]) < 2:
+        text = "no clear pattern: fewer than two parallel requests finished"
+        if failed:
+            text += f" ({_plural(len(failed), 'request')} failed)"
+        return result(Finding("unclear", text + ".", {"failed": len(failed)}))
+    for finding in (
+        _one_at_a_time(par_phase, shared, _speedup(combined, par)),
+        _network_bound(par),
+        _compute_bound(phases),
+        _batching(phases, par),
+    ):
+        if finding is not None:
+            return result(finding)
+    if notes and notes[0].code == "shortened-answers":
+        return result(notes[0])
+    overlap = mean_overlap(par_phase)
+    firsts = [t.first_text_t for t in par if t.first_text_t is not None]
+    spread = max(firsts) - min(firsts) if firsts else None
+    return result(
+        Finding(
+            "unclear",
+            "no clear pattern: "
+            + (f"{overlap:.1f} streams ran at once on average, " if overlap else "")
+            + (f"first tokens spread over {spread:.2f} s." if spread is not None else ""),
+            {"mean_overlap": _r(overlap, 2), "first_token_spread_s": _r(spread)},
+        )
+    )
+
+
+def diagnose_state(state: RunState) -> Diagnosis:
+    """:func:`diagnose` of a window run: its phases from the traces, ``shared`` when the run
+    was side by side."""
+    phases: dict[int, list[RequestTrace]] = {}
+    for t in state.requests:
+        phases.setdefault(t.phase, []).append(t)
+    shared = state.info is not None and state.info.mode == "side-by-side"
+    return diagnose([phases[k] for k in sorted(phases)], shared)
+
+
+def diagnose_repeats(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> Diagnosis:
+    """The diagnosis over ``splitdesk bench``'s repeats: each repeat's runs are phases
+    (each with its own clock); the most common code wins and its first diagnosis is
+    returned, with ``repeats_agreeing`` ("2 of 3") added to its evidence when there were
+    several repeats."""
+    found = [diagnose(phases) for phases in repeats if phases]
+    if not found:
+        return Diagnosis("unclear", "no clear pattern: nothing ran.", {})
+    codes = [d.code for d in found]
+    best = max(codes, key=codes.count)
+    d = next(d for d in found if d.code == best)
+    if len(found) > 1:
+        evidence = dict(d.evidence)
+        evidence["repeats_agreeing"] = f"{codes.count(best)} of {len(found)}"
+        d = Diagnosis(d.code, d.text, evidence, d.notes)
+    return d
+
+
+def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[str, object]:
+    """The bench JSON's ``summary`` additions: ``diagnosis`` (:meth:`Diagnosis.to_json`) and,
+    when a repeat ran combined, parallel and sequential with every request done,
+    ``prompt_shape_factor`` and ``concurrency_factor``: :func:`decompose` of the median
+    makespans over those repeats, so they are the ratios of the medians the table prints
+    (their product is median(combined) / median(parallel), which with several repeats may
+    differ from ``speedup``, the median of each repeat's ratio). When some repeats had to be
+    left out, ``split_note`` says over how many the factors were taken."""
+    out: dict[str, object] = {"diagnosis": diagnose_repeats(repeats).to_json()}
+    complete: list[dict[str, GroupMetrics]] = []
+    ran = 0
+    for phases in repeats:
+        groups: dict[str, GroupMetrics] = {}
+        for phase in phases:
+            if phase:
+                name = phase[0].group
+                n = len({q for t in phase for q in t.questions})
+                groups[name] = group_metrics(phase, name, n)
+        ran += bool(groups)
+        if decompose_groups(groups) is not None:
+            complete.append(groups)
+    if complete:
+        c, p, s = (
+            statistics.median(g[name].makespan_s or 0.0 for g in complete)
+            for name in ("combined", "parallel", "sequential")
+        )
+        dec = decompose(c, p, s)
+        if dec is not None:
+            out["prompt_shape_factor"] = round(dec.prompt_shape_factor, 4)
+            out["concurrency_factor"] = round(dec.concurrency_factor, 4)
+            if len(complete) < ran:
+                out["split_note"] = (
+                    f"over the {len(complete)} of {ran} repeats where every request succeeded"
+                )
+    return out
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The bench table's diagnosis lines, read from the JSON ``summary`` (so the printed
+    line and ``summary.diagnosis`` are one text): the diagnosis, its notes and, with the
+    sequential baseline, the decomposition."""
+    lines = []
+    d = summary.get("diagnosis")
+    if isinstance(d, dict):
+        lines.append(f"{'Diagnosis:':22}{d.get('text', '')}")
+        for note in d.get("notes") or ():
+            lines.append(f"{'':22}also: {note.get('text', '')}")
+    shape, conc = summary.get("prompt_shape_factor"), summary.get("concurrency_factor")
+    if shape is not None and conc is not None:
+        line = (
+            f"{'Speed-up split:':22}{shape:.2f}× prompt shape (combined → sequential) × "
+            f"{conc:.2f}× concurrency (sequential → parallel) = {shape * conc:.2f}×"
+        )
+        if int(summary.get("repeats") or 1) > 1:  # bench_summary: ratios of the medians
+            line += " (ratios of the median latencies"
+            note = summary.get("split_note")
+            line += f", {note})" if note else ")"
+        lines.append(line)
+    return lines
+
+
+# -- what the window says about failures and waits -----------------------------------------------
+
+
+def failure_summary(traces: Sequence[RequestTrace]) -> str | None:
+    """How many of ``traces`` failed and how, for a headline in place of a time:
+    ``"4 of 5 refused (HTTP 429)"``, ``"5 of 5 failed (HTTP 401)"``, ``"2 of 5 failed
+    (timeout)"``, ``"3 of 5 failed"`` (mixed causes); ``None`` when none failed."""
+    failed = [t for t in traces if t.outcome == "failed"]
+    if not failed:
+        return None
+    errors = [t.error for t in failed]
+    statuses = {e.status if e else None for e in errors}
+    kinds = {str(e.kind) if e else None for e in errors}
+    head = f"{len(failed)} of {len(traces)}"
+    if statuses == {429}:
+        return f"{head} refused (HTTP 429)"
+    if None not in statuses:
+        return f"{head} failed ({', '.join(f'HTTP {x}' for x in sorted(s for s in statuses if s))})"
+    if len(kinds) == 1 and (kind := kinds.pop()) in _FAILURE_WORDS:
+        return f"{head} failed ({_FAILURE_WORDS[kind]})"
+    return f"{head} failed"
+
+
+def failure_causes(traces: Sequence[RequestTrace]) -> list[tuple[str, int]]:
+    """The failed requests' error messages, each once with how many requests failed with
+    it, in the order first seen: ``[("cannot connect to 127.0.0.1:9 …", 5)]``."""
+    counts: dict[str, int] = {}
+    for t in traces:
+        if t.outcome == "failed":
+            message = t.error.message if t.error else "unknown error"
+            counts[message] = counts.get(message, 0) + 1
+    return list(counts.items())
+
+
+def failure_word(error: RequestError | None) -> str:
+    """A failed request's state in a few words, for a pane header: "refused (HTTP 429)",
+    "HTTP 401", "cannot connect", "timed out", "broken stream", "server error", "failed"."""
+    if error is None:
+        return "failed"
+    if error.status == 429:
+        return "refused (HTTP 429)"
+    if error.status:
+        return f"HTTP {error.status}"
+    return _FAILURE_WORDS.get(str(error.kind), "failed")
+
+
+_FAILURE_WORDS = {
+    "timeout": "timed out",
+    "connect": "cannot connect",
+    "protocol": "broken stream",
+    "server": "server error",
+}
+
+
+def no_verdict_reason(d: Diagnosis | None, shared: bool) -> str | None:
+    """Why a side-by-side speed-up is no verdict on parallel requests, or ``None`` when it
+    is one (module docstring): ``shared`` (side by side) and the diagnosis is not
+    ``batching``. Side by side, the combined request and the parallel ones share the
+    server, so unless the server batches them, the makespan ratio mostly measures that
+    competition (a compute-bound server showed 2.1× side by side, 1.21× one after
+    another). Runs measured apart (``shared`` False, as in ``splitdesk bench``) always
+    give a verdict. Before the run is diagnosed (``d`` None) there is nothing to judge."""
+    if not shared or d is None or d.code == "batching":
+        return None
+    if d.code == "one-at-a-time":
+        return "the server ran one request at a time"
+    if d.code == "compute-bound":
+        return "both ways shared a compute-bound server"
+    return "both ways shared the server"
+
+
+def common_failure(traces: Sequence[RequestTrace]) -> RequestError | None:
+    """The one error every request of a finished run failed with (same kind and status:
+    connection refused, HTTP 401 …), so the window shows it once instead of once per pane;
+    ``None`` when fewer than two requests, any request did not fail, or causes differ."""
+    if len(traces) < 2 or any(t.outcome != "failed" or t.error is None for t in traces):
+        return None
+    first = traces[0].error
+    assert first is not None
+    if any(
+        t.error is None or (t.error.kind, t.error.status) != (first.kind, first.status)
+        for t in traces
+    ):
+        return None
+    return first
+
+
+WaitKind = Literal["queued", "network", "backoff", "prefill", "stalled"]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Why a live request shows nothing new, and for how long (seconds, up to ``now``).
+
+    ``kind``: ``backoff`` (waiting out a 429's Retry-After), ``network`` (sent, no response
+    headers yet: the round trip and the server's first reply), ``queued`` (headers in, no
+    token, while ``ahead`` other requests of its phase stream: the server is serving them
+    first), ``prefill`` (headers in, no token, nobody else streaming: the server is reading
+    the prompt), ``stalled`` (streaming, but no event for far longer than its usual gap).
+    """
+
+    kind: WaitKind
+    seconds: float
+    ahead: int = 0
+
+    @property
+    def label(self) -> str:
+        """The pane's wording: "queued behind 2 requests · waiting 1.8 s", "stalled 3.2 s"."""
+        s = f"{self.seconds:.1f} s"
+        if self.kind == "stalled":
+            return f"stalled {s}"
+        cause = {
+            "backoff": "rate-limit back-off",
+            "network": "network round trip",
+            "prefill": "prefill",
+            "queued": f"queued behind {_plural(self.ahead, 'request')}",
+        }[self.kind]
+        return f"{cause} · waiting {s}"
+
+
+#: the shortest wait for a first token, after others' began, that counts as queueing
+QUEUE_MIN_S = 0.05
+#: a streaming request is stalled after this many seconds without an event …
+STALL_MIN_S = 1.0
+#: … and at least this many times its usual gap between events
+STALL_GAPS = 10.0
+
+
+def waiting_state(trace: RequestTrace, peers: Sequence[RequestTrace], now: float) -> Waiting | None:
+    """What ``trace`` is waiting for at ``now`` (seconds from the run origin), or ``None``
+    when it is not waiting (not sent, streaming steadily, or over). ``peers``: the requests
+    of the same run (its phase is picked from them)."""
+    if trace.outcome is not None or trace.t_send is None:
+        return None
+    retries = trace.retries
+    if retries and trace.attempts <= retries[-1].attempt:
+        return Waiting("backoff", max(0.0, now - retries[-1].t))
+    if trace.first_text_t is None and trace.first_tool_t is None:
+        sent = trace.t_send
+        for r in retries:  # the attempt in flight was sent after the last back-off
+            sent = max(sent, r.t + r.delay_s)
+        if trace.t_headers is None or trace.t_headers < sent:
+            return Waiting("network", max(0.0, now - sent))
+        ahead = sum(
+            1
+            for p in peers
+            if p is not trace
+            and p.phase == trace.phase
+            and p.outcome is None
+            and (p.first_text_t is not None or p.first_tool_t is not None)
+        )
+        waited = max(0.0, now - trace.t_headers)
+        kind: WaitKind = "queued" if ahead and waited >= QUEUE_MIN_S else "prefill"
+        return Waiting(kind, waited, ahead if kind == "queued" else 0)
+    last = trace.last_token_t
+    if last is None:
+        return None
+    times = trace.event_times
+    usual = (times[-1] - times[0]) / (len(times) - 1) if len(times) >= 2 else 0.0
+    quiet = now - last
+    if quiet >= max(STALL_MIN_S, STALL_GAPS * usual):
+        return Waiting("stalled", quiet)
+    return None
+
+
+def explain_wait(trace: RequestTrace, peers: Sequence[RequestTrace]) -> str | None:
+    """What a request's wait before its first token was made of, after the fact, for the
+    timeline's wait bar: the response headers' arrival (network round trip and the server's
+    first reply) and the rest until the first token, named ``queued behind N requests`` when
+    N other requests of its phase were generating in that time, else ``prefill``. Seconds
+    from the answered attempt's send (a refused attempt's wait is its own bar). ``None``
+    before the first token or without response headers."""
+    first = trace.first_text_t if trace.first_text_t is not None else trace.first_tool_t
+    sent = trace.t_send
+    if first is None or sent is None or trace.t_headers is None:
+        return None
+    for r in trace.retries:  # the answered attempt was sent after the last back-off
+        sent = max(sent, r.t + r.delay_s)
+    headers = trace.t_headers
+    if headers < sent or headers > first:
+        return None
+    parts = [f"headers after {headers - sent:.2f} s (network round trip)"]
+    rest = first - headers
+    # a peer was served first when its first token came clearly before this one's (a
+    # batching server starts them all within a step or two) and it still ran after the
+    # headers came
+    lead = max(QUEUE_MIN_S, 0.1 * (first - headers))
+    ahead = sum(
+        1
+        for p in peers
+        if p is not trace
+        and p.phase == trace.phase
+        and p.first_text_t is not None
+        and p.last_token_t is not None
+        and p.first_text_t < first - lead
+        and p.last_token_t > headers
+    )
+    if ahead and rest > 0:
+        parts.append(f"then {rest:.2f} s queued behind {_plural(ahead, 'request')}")
+    else:
+        parts.append(f"then {rest:.2f} s prefill")
+    return " · ".join(parts)
+
+
+def no_markers(trace: RequestTrace) -> bool:
+    """A finished combined reply with text but none of the template's answer markers: when
+    each answer started cannot be told (the timeline's lane says so)."""
+    return (
+        trace.group == "combined"
+        and len(trace.questions) > 1
+        and trace.outcome == "done"
+        and trace.text_len > 0
+        and not trace.sections
+    )

@@ -1,0 +1,355 @@
+"""``splitdesk bench``: the measuring engine without a window.
+
+Runs each mode (combined, parallel, sequential) once per repeat, on an idle endpoint, one
+after another; prints a table like the seed article's script (combined latency, parallel
+latency, speed-up) plus TTFT and tokens per side; writes the JSON document of
+:mod:`splitdesk.core.files.report`. On the built-in endpoint it also asks the cost model for the
+predicted makespans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import httpx
+
+from splitdesk.builtin_endpoint import BUILTIN_MODEL, BuiltinEndpoint, Launcher
+from splitdesk.core.analyse.cost import cost_document
+from splitdesk.core.analyse.diagnosis import summary_lines
+from splitdesk.core.analyse.predict import (
+    RATE_LIMIT_NOTE,
+    PredictedRequest,
+    predict_plan,
+    predicted_makespan,
+    prediction_ignores_rate_limit,
+    schedule_slip_s,
+)
+from splitdesk.core.bench.options import BUILTIN, BenchOptions, modes_of
+from splitdesk.core.bench.recorded import bench_recording
+from splitdesk.core.bench.repeats import (
+    RepeatOptions,
+    bench_rows,
+    mode_order,
+    new_nonce,
+    repeats_json,
+    with_nonce,
+)
+from splitdesk.core.bench.table import format_table
+from splitdesk.core.files.recording import (
+    RecordingError,
+    keep_events,
+    save_recording,
+)
+from splitdesk.core.files.report import BenchRun, bench_document
+from splitdesk.core.measure.netenv import NetworkSetupError, client_settings, environment_problems
+from splitdesk.core.measure.runner import (
+    RunConfig,
+    Runner,
+    classify_transport_error,
+    redact,
+)
+from splitdesk.core.run.plans import RunPlan, make_plan
+from splitdesk.core.run.run_state import RunState
+from splitdesk.logs import register_secret
+from splitdesk.providers import get_provider
+from splitdesk.providers.base import EndpointConfig
+
+
+class BenchError(Exception):
+    """A problem the user must fix (bad endpoint, no model …); one line, exit status 2."""
+
+
+class EndpointUnreachableError(Exception):
+    """The endpoint could not be reached to list its models (connection refused, DNS, a
+    proxy or CA setting that cannot work). Not a bad argument: the bench still sends its
+    requests, so the JSON records each one's error, and exits 1 (DESIGN.md, "The headless
+    contract")."""
+
+
+def resolve_key(opts: BenchOptions) -> str | None:
+    """The API key from ``--api-key-env`` or the dialect's usual variable (never printed)."""
+    if opts.endpoint == BUILTIN:
+        return None
+    name = opts.api_key_env or get_provider(opts.api).key_env
+    if opts.api_key_env and opts.api_key_env not in os.environ:
+        raise BenchError(f"--api-key-env {opts.api_key_env}: that environment variable is not set")
+    value = os.environ.get(name) if name else None
+    # A key pasted with its newline would be refused by h11, whose error quotes the header.
+    key = value.strip() or None if value else None
+    register_secret(key)  # never in a log record, whatever logs it
+    return key
+
+
+async def discover_model(endpoint: EndpointConfig) -> str:
+    """The endpoint's only model, for when ``--model`` was not given: the one its base URL
+    names (an Azure deployment), else the only one it lists. Raises :class:`BenchError`
+    when there are several or none, or the list is unavailable, and
+    :class:`EndpointUnreachableError` when the endpoint cannot be reached at all."""
+    provider = get_provider(endpoint.api)
+    named = provider.model_from_url(endpoint)
+    if named:
+        return named
+    call = provider.models_request(endpoint)
+    try:
+        net = client_settings(endpoint.base_url, endpoint.verify)
+        async with httpx.AsyncClient(
+            timeout=10.0, verify=net.verify, trust_env=net.trust_env, proxy=net.proxy
+        ) as client:
+            response = await client.request(
+                call.method, call.url, headers=call.headers, params=call.params
+            )
+            response.raise_for_status()
+            models = provider.parse_models(response.json())
+    except httpx.TransportError as exc:
+        problem = classify_transport_error(exc, endpoint, 10.0)
+        raise EndpointUnreachableError(redact(problem.message, endpoint.api_key)) from None
+    except NetworkSetupError as exc:
+        raise EndpointUnreachableError(redact(str(exc), endpoint.api_key)) from None
+    except (httpx.HTTPError, ValueError) as exc:
+        raise BenchError(
+            "pass --model NAME: could not list the models at "
+            f"{redact(endpoint.base_url, endpoint.api_key)} "
+            f"({redact(str(exc), endpoint.api_key)[:200]})"
+        ) from None
+    if len(models) != 1:
+        listed = ", ".join(models[:10]) or "none"
+        raise BenchError(f"pass --model NAME: the endpoint serves {listed}")
+    return models[0]
+
+
+@dataclass
+class Target:
+    """The endpoint a headless command (bench, sweep) measures, once started and its key
+    resolved: ``endpoint`` (model as given, the built-in endpoint's own when none was,
+    else empty until :func:`with_model`), ``key`` (never printed), ``sim`` (the built-in
+    endpoint's process, or ``None``) and ``base_url`` (the dialect's base URL)."""
+
+    endpoint: EndpointConfig
+    key: str | None
+    sim: BuiltinEndpoint | None
+    base_url: str
+
+    def info(self, endpoint: EndpointConfig, profile: str) -> dict[str, str]:
+        """The JSON documents' ``endpoint`` object for ``endpoint`` (the resolved one):
+        ``url`` (key redacted; ``builtin:<profile> (<base URL>)`` on the built-in
+        endpoint, which also gets ``profile``), ``api``, ``model``."""
+        if self.sim is not None:
+            return endpoint_info(self.base_url, endpoint.api, endpoint.model, profile)
+        return endpoint_info(redact(endpoint.base_url, self.key), endpoint.api, endpoint.model)
+
+
+def endpoint_info(url: str, api: str, model: str, profile: str | None = None) -> dict[str, str]:
+    """The ``endpoint`` object of bench and sweep documents: ``url`` (given with any key
+    already redacted), ``api``, ``model``; on the built-in endpoint (``profile`` given)
+    ``url`` reads ``builtin:<profile> (<url>)`` and ``profile`` is added."""
+    if profile is None:
+        return {"url": url, "api": api, "model": model}
+    return {"url": f"builtin:{profile} ({url})", "api": api, "model": model, "profile": profile}
+
+
+@contextmanager
+def open_target(opts: BenchOptions, launch: Launcher | None) -> Iterator[Target]:
+    """Start the built-in endpoint when ``opts.endpoint`` is ``builtin`` (with ``launch``,
+    handed in: the core never imports the simulator), resolve the key (:func:`resolve_key`)
+    and yield the :class:`Target`; the endpoint is stopped on leaving. Raises
+    :class:`BenchError` when the endpoint cannot start or the key's variable is unset."""
+    provider = get_provider(opts.api)
+    sim = None
+    if opts.endpoint == BUILTIN:
+        try:
+            if launch is None:  # core never imports sim: the caller hands the launcher in
+                raise RuntimeError("no launcher was given (splitdesk.sim.launcher.start_sim)")
+            sim = launch(opts.profile, opts.sim_params)
+        except (RuntimeError, KeyError, ValueError) as exc:
+            raise BenchError(f"cannot start the built-in endpoint: {exc}") from None
+        base_url = provider.base_url_for_root(sim.url)
+    else:
+        base_url = opts.endpoint
+    try:
+        key = resolve_key(opts)
+        endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
+        if sim is not None and not opts.model:
+            # plain HTTP on loopback: no CA bundle to load (~50 ms per run's client)
+            endpoint = EndpointConfig(base_url, opts.api, BUILTIN_MODEL, None, verify=False)
+        yield Target(endpoint, key, sim, base_url)
+    finally:
+        if sim is not None:
+            sim.stop()
+
+
+async def with_model(endpoint: EndpointConfig, err: TextIO, command: str) -> EndpointConfig:
+    """``endpoint`` with its model: as given, else :func:`discover_model`'s. An endpoint
+    that cannot be reached is a failed run, not a bad argument: one line on ``err``
+    (``splitdesk <command>: cannot list the models: …``) and an empty model, so the
+    requests are sent anyway and each one's error is recorded. Raises :class:`BenchError`
+    when the endpoint serves several models or none."""
+    if endpoint.model:
+        return endpoint
+    try:
+        model = await discover_model(endpoint)
+    except EndpointUnreachableError as exc:
+        print(f"splitdesk {command}: cannot list the models: {exc}", file=err)
+        model = ""
+    return EndpointConfig(
+        endpoint.base_url, endpoint.api, model, endpoint.api_key, verify=endpoint.verify
+    )
+
+
+def write_document(
+    table: str, text: str, json_path: str | None, out: TextIO, err: TextIO, command: str
+) -> bool:
+    """Print ``table`` and write the JSON ``text`` where ``--json`` says: ``"-"`` puts the
+    JSON on ``out`` and the table on ``err``; a path gets the JSON (the table goes to
+    ``out``). Returns ``False`` (one line on ``err``) when the file cannot be written."""
+    if json_path == "-":
+        print(table, file=err)
+        print(text, file=out)
+        return True
+    print(table, file=out)
+    if json_path:
+        try:
+            Path(json_path).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"splitdesk {command}: cannot write {json_path}: {exc}", file=err)
+            return False
+    return True
+
+
+async def run_on_schedule(
+    config: RunConfig,
+    state: RunState,
+    questions: list[str],
+    plan: RunPlan,
+    sim_root: str | None,
+) -> float | None:
+    """Send ``plan`` (its events into ``state``); returns how far the built-in endpoint at
+    ``sim_root`` fell behind its schedule meanwhile (seconds, :func:`~splitdesk.core.
+    predict.schedule_slip_s` before and after), ``None`` on other endpoints."""
+    slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
+    await Runner(config, state.apply).run(questions, plan)
+    slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
+    return slip1 - slip0 if slip0 is not None and slip1 is not None else None
+
+
+async def _bench(
+    opts: BenchOptions,
+    endpoint: EndpointConfig,
+    sim_root: str | None,
+    err: TextIO,
+    runs: list[BenchRun],
+) -> list[BenchRun]:
+    config = opts.run_config(endpoint)
+    first = True
+    for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
+        for mode in mode_order(modes_of(opts.mode), k):
+            plan = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
+            if opts.nonce_on:
+                plan = with_nonce(plan, new_nonce())
+            if opts.pause_s and not first:
+                await asyncio.sleep(opts.pause_s)  # --pause: the server settles between runs
+            first = False
+            predicted = None
+            preds: list[PredictedRequest] | None = None
+            if sim_root is not None:
+                try:
+                    preds = await predict_plan(
+                        sim_root, endpoint, plan, opts.temperature, opts.seed
+                    )
+                    predicted = predicted_makespan(preds)
+                except httpx.HTTPError:
+                    predicted = None
+            state = RunState()
+            if opts.record_path:
+                keep_events(state)  # every event with its time, for --record
+            which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
+            print(f"  running {mode} ({which}) …", file=err, flush=True)
+            slip = await run_on_schedule(config, state, opts.questions, plan, sim_root)
+            if k < 0:
+                if state.ended is not None and state.ended.stopped:
+                    return runs
+                continue
+            note = None
+            if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
+                predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
+            runs.append(BenchRun(mode, k, state, predicted, note, slip))
+            if state.ended is not None and state.ended.stopped:
+                return runs
+    return runs
+
+
+def run_bench(
+    opts: BenchOptions,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    launch: Launcher | None = None,
+) -> int:
+    """Run the bench; returns the exit status (0 all succeeded, 1 some failed, 2 bad input).
+
+    ``out``/``err`` default to the current ``sys.stdout``/``sys.stderr``. ``launch`` starts
+    the built-in endpoint (``splitdesk.sim.launcher.start_sim``, passed in by the CLI: the
+    core never imports the simulator). Raises :class:`BenchError` for problems the user
+    must fix before anything runs.
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    with open_target(opts, launch) as target:
+        sim, base_url, key = target.sim, target.base_url, target.key
+        endpoint = target.endpoint
+        runs: list[BenchRun] = []  # filled as runs finish: an interrupted bench keeps them
+        resolved = [endpoint]
+
+        if sim is None:  # the environment's proxy/CA problems, said before anything is sent
+            for problem in environment_problems(base_url, opts.verify):
+                print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
+
+        async def main() -> None:
+            ep = resolved[0] = await with_model(endpoint, err, "bench")
+            await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
+
+        interrupted = False
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            interrupted = True
+        interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
+        info = target.info(resolved[0], opts.profile)
+        doc = bench_document(info, opts.questions, runs)
+        doc["client"] = opts.client.to_json()
+        repeats = RepeatOptions(opts.repeat, True, opts.warmup, opts.pause_s, opts.nonce_on)
+        order = [mode_order(modes_of(opts.mode), k) for k in range(opts.repeat)]
+        doc["repeats"] = repeats_json(repeats, order, bench_rows(runs))
+        doc["cost"], cost_lines = cost_document(
+            [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
+        )
+        table = "\n".join(
+            [
+                format_table(doc, runs),
+                *summary_lines(doc["summary"]),
+                *cost_lines,
+                opts.client.describe(),
+                repeats.line(),
+            ]
+        )
+        text = json.dumps(doc, indent=2, ensure_ascii=False)
+        if not write_document(table, text, opts.json_path, out, err, "bench"):
+            return 1
+        if opts.record_path:
+            try:
+                recording = bench_recording(info, opts, runs)
+                save_recording(recording, Path(opts.record_path), secrets=[key])
+            except RecordingError as exc:
+                print(f"splitdesk bench: --record: {exc}", file=err)
+                return 1
+        if interrupted:
+            print("splitdesk bench: interrupted", file=err)
+            return 130
+        failed = any(t.outcome != "done" for r in runs for t in r.state.requests)
+        return 1 if failed else 0

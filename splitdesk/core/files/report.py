@@ -1,0 +1,192 @@
+"""The ``splitdesk bench --json`` document (DESIGN.md, "The headless contract").
+
+Keys may be added, never removed. Every figure is read from
+:func:`splitdesk.core.analyse.metrics.request_figures` /
+:func:`~splitdesk.core.analyse.metrics.group_metrics`
+(the same objects the window shows). Every time in a request is seconds from its own
+(first) ``t_send`` except ``attempt_ttft_s`` (from ``attempt_t_send_s``, the send of the
+attempt that was answered); ``t_send_s`` is seconds from the run's start; ``wall_s``
+and the summary's ``*_wall_s`` are makespans (:mod:`splitdesk.core.analyse.metrics`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from splitdesk import __version__
+from splitdesk.core.analyse.diagnosis import bench_summary
+from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics, request_metrics, spread
+from splitdesk.core.run.run_state import RequestTrace, RunState
+
+
+@dataclass
+class BenchRun:
+    """One executed mode of one repeat: its state and, on the built-in endpoint, the cost
+    model's predicted makespan (``None`` with ``prediction_note`` when it does not apply,
+    e.g. requests were refused with HTTP 429)."""
+
+    mode: str
+    repeat: int
+    state: RunState
+    predicted_wall_s: float | None = None
+    #: Why there is no prediction although one was made (``predict.RATE_LIMIT_NOTE``).
+    prediction_note: str | None = None
+    #: Seconds the built-in endpoint fell behind its cost-model schedule during this run
+    #: (``predict.schedule_slip_s``; CPU starvation): the part of ``wall_s`` the prediction
+    #: cannot contain. ``None`` on other endpoints.
+    endpoint_slip_s: float | None = None
+
+    @property
+    def metrics(self) -> GroupMetrics:
+        n = len(self.state.info.questions) if self.state.info else 0
+        return group_metrics(self.state.requests, self.mode, n)
+
+
+SIDES = ("combined", "parallel", "sequential")
+
+
+def split_run(state: RunState, repeat: int) -> list[BenchRun]:
+    """A window run (side by side, one after another) as the bench document takes it: one
+    :class:`BenchRun` per side it sent (``combined``, ``parallel``, ``sequential``), each
+    holding only that side's requests (same info and end), so a makespan is one side's."""
+    runs: list[BenchRun] = []
+    for group in SIDES:
+        traces = [t for t in state.requests if t.group == group]
+        if not traces:
+            continue
+        part = copy.copy(state)
+        part.requests = traces
+        runs.append(BenchRun(group, repeat, part))
+    return runs
+
+
+def _r(x: float | None, nd: int = 6) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def request_json(trace: RequestTrace) -> dict[str, Any]:
+    """One entry of ``runs[].requests`` (contract keys first, then additions)."""
+    sent = trace.t_send is not None
+    m = request_metrics(trace) if sent else None
+    t0 = trace.t_send or 0.0
+    return {
+        "questions": list(trace.questions),
+        "t_send_s": _r(trace.t_send),
+        "ttfb_s": _r(m.ttfb_s) if m else None,
+        "ttft_s": _r(m.ttft_s) if m else None,
+        "e2e_s": _r(m.e2e_s) if m else None,
+        "output_tokens": m.output_tokens if m else 0,
+        "tokens_source": m.tokens_source if m else "events",
+        "text": trace.text,
+        "reasoning_text": trace.reasoning_text,
+        "event_times_s": [round(t - t0, 6) for t in trace.event_times],
+        "sections": [
+            {"question": s.question, "start_s": _r(s.start_s), "end_s": _r(s.end_s)}
+            for s in (m.sections if m else ())
+        ],
+        "error": trace.error.to_json() if trace.error else None,
+        # additions
+        "ttft_answer_s": _r(m.ttft_answer_s) if m else None,
+        "first_tool_call_s": _r(m.first_tool_call_s) if m else None,
+        "stream_end_s": _r(m.stream_end_s) if m else None,
+        "connect_s": _r(m.connect_s) if m else None,
+        "tpot_s": _r(m.tpot_s) if m else None,
+        "decode_tok_s": _r(m.decode_tok_s, 3) if m else None,
+        "finish_reason": trace.finish_reason,
+        "outcome": trace.outcome,
+        "status": trace.status,
+        "request_id": trace.request_id,
+        "attempts": trace.attempts,
+        "server_timings": trace.server_timings or None,
+        "tokens_estimated": m.tokens_estimated if m else False,
+        "attempt_t_send_s": _r(m.t_attempt_send) if m else None,
+        "attempt_ttft_s": _r(m.attempt_ttft_s) if m else None,
+        "backoffs": [
+            {
+                "attempt": b.attempt,
+                "start_s": _r(b.start - t0),
+                "end_s": _r(b.end - t0) if b.end is not None else None,
+                "retry_after_s": b.retry_after_s,
+                "delay_s": _r(b.delay_s),
+                "status": b.status,
+            }
+            for b in (m.backoffs if m else ())
+        ],
+    }
+
+
+def run_json(run: BenchRun) -> dict[str, Any]:
+    """One entry of ``runs``."""
+    g = run.metrics
+    return {
+        "mode": run.mode,
+        "repeat": run.repeat,
+        "wall_s": _r(g.makespan_s),
+        "requests": [request_json(t) for t in run.state.requests],
+        # additions
+        "all_answers_started_s": _r(g.all_started_s),
+        "answer_start_s": {str(k): _r(v) for k, v in sorted(g.answer_start_s.items())},
+        "output_tokens": g.output_tokens,
+        "tokens_estimated": g.tokens_estimated,
+        "tokens_estimated_requests": list(g.estimated_requests),
+        "tokens_estimated_note": g.estimated_note or None,
+        "throughput_tok_s": _r(g.throughput_tok_s, 3),
+        "predicted_wall_s": _r(run.predicted_wall_s),
+        "endpoint_slip_s": _r(run.endpoint_slip_s),
+        "stopped": bool(run.state.ended and run.state.ended.stopped),
+    }
+
+
+def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
+    """The ``summary``: medians over repeats of each mode's makespan and of the speed-up."""
+    repeats = sorted({r.repeat for r in runs})
+    by: dict[tuple[str, int], BenchRun] = {(r.mode, r.repeat): r for r in runs}
+    out: dict[str, Any] = {"repeats": len(repeats)}
+    for mode in ("combined", "parallel", "sequential"):
+        s = spread([by[(mode, k)].metrics.makespan_s for k in repeats if (mode, k) in by])
+        if s is not None:
+            out[f"{mode}_wall_s"] = round(s.median, 6)
+            out[f"{mode}_wall_s_range"] = [round(s.min, 6), round(s.max, 6)]
+    ratios: list[float | None] = []
+    predicted: list[float | None] = []
+    failed = False
+    for k in repeats:
+        c, p = by.get(("combined", k)), by.get(("parallel", k))
+        if c and p and (c.metrics.failed or p.metrics.failed):
+            failed = True  # a makespan over the requests that succeeded compares nothing
+            continue
+        if c and p and c.metrics.makespan_s and p.metrics.makespan_s:
+            ratios.append(c.metrics.makespan_s / p.metrics.makespan_s)
+            if c.predicted_wall_s and p.predicted_wall_s:
+                predicted.append(c.predicted_wall_s / p.predicted_wall_s)
+    s = spread(ratios)
+    out["speedup"] = round(s.median, 4) if s else None
+    if failed:
+        out["speedup_note"] = (
+            "requests failed: speed-up only over repeats where every request succeeded"
+        )
+    if s is not None:
+        out["speedup_range"] = [round(s.min, 4), round(s.max, 4)]
+    sp = spread(predicted)
+    out["predicted_speedup"] = round(sp.median, 4) if sp else None
+    notes = sorted({r.prediction_note for r in runs if r.prediction_note})
+    if notes:  # a prediction was dropped: say why rather than show a bare "—"
+        out["predicted_note"] = "; ".join(notes)
+    # diagnosis, prompt_shape_factor, concurrency_factor (splitdesk.core.analyse.diagnosis)
+    out.update(bench_summary([[r.state.requests for r in runs if r.repeat == k] for k in repeats]))
+    return out
+
+
+def bench_document(
+    endpoint: dict[str, str], questions: list[str], runs: list[BenchRun]
+) -> dict[str, Any]:
+    """The whole JSON document of the bench contract."""
+    return {
+        "version": __version__,
+        "endpoint": endpoint,
+        "questions": questions,
+        "runs": [run_json(r) for r in runs],
+        "summary": summary_json(runs),
+    }

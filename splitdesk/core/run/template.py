@@ -1,0 +1,66 @@
+"""The combined-prompt template: how N questions become one request.
+
+``text`` may use three placeholders: ``{n}`` (number of questions), ``{marker}`` (the
+marker with a literal ``k``, e.g. ``Answer k:``) and ``{questions}`` (required: the
+numbered list ``1. …\\n2. …``). ``marker`` is the line each answer must begin with, ``{k}``
+standing for the question's number; the answer-section parser looks for it
+(:mod:`splitdesk.core.run.sections`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from splitdesk.core.run.sections import MarkerPattern
+
+DEFAULT_TEXT = (
+    "Answer each of the following {n} questions separately and independently. "
+    'Begin each answer on a new line with "{marker}" where k is the question\'s number, '
+    "then give the answer. Do not repeat the questions.\n\n{questions}"
+)
+DEFAULT_MARKER = "Answer {k}:"
+
+
+class CombinedTemplate(BaseModel):
+    """Template of the combined request (see module docstring). Raises
+    ``pydantic.ValidationError`` when ``text`` lacks ``{questions}`` or ``marker`` lacks ``{k}``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = DEFAULT_TEXT
+    marker: str = DEFAULT_MARKER
+
+    @field_validator("text")
+    @classmethod
+    def _needs_questions(cls, v: str) -> str:
+        if "{questions}" not in v:
+            raise ValueError("the template must contain {questions}")
+        return v
+
+    @field_validator("marker")
+    @classmethod
+    def _needs_k(cls, v: str) -> str:
+        if "{k}" not in v or not v.replace("{k}", "").strip():
+            raise ValueError("the marker must contain {k} and some text, e.g. 'Answer {k}:'")
+        if v.count("{k}") > 1:
+            raise ValueError("the marker must contain {k} once, e.g. 'Answer {k}:'")
+        if "\n" in v:
+            raise ValueError("the marker must be one line, e.g. 'Answer {k}:'")
+        return v
+
+    def pattern(self) -> MarkerPattern:
+        """What the answer-section parser looks for (derived from :attr:`marker`)."""
+        return MarkerPattern.from_marker(self.marker)
+
+    def render(self, questions: list[str]) -> str:
+        """The combined prompt for ``questions`` (in order, numbered from 1)."""
+        listing = "\n".join(f"{i}. {' '.join(q.split())}" for i, q in enumerate(questions, start=1))
+        return (
+            self.text.replace("{n}", str(len(questions)))
+            .replace("{marker}", self.marker.replace("{k}", "k"))
+            .replace("{questions}", listing)
+        )
+
+    def marker_for(self, k: int) -> str:
+        """The marker of answer ``k`` (1-based)."""
+        return self.marker.replace("{k}", str(k))

@@ -1,0 +1,214 @@
+"""The window's Engineer menu: the client's own pattern (:mod:`splitdesk.core.measure.client_pattern`).
+
+Two checkable actions choose how the next run sends: cold connections (opened inside the
+timed phase) and release as scheduled (no barrier). The pattern a run used is kept
+(:attr:`EngineerMenu.used`), shown beside the speed-up in the summary and saved in the
+run's recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QWidget,
+)
+
+from splitdesk.core.analyse.cost import Prices
+from splitdesk.core.analyse.stream_inspector import inspect_stream
+from splitdesk.core.bench.repeats import RepeatOptions
+from splitdesk.core.files.prices import PricesFileError, endpoint_key, load_prices, save_prices
+from splitdesk.core.measure.client_pattern import ClientPattern
+from splitdesk.core.run.endpoints import EndpointSettings
+from splitdesk.ui.common.tasks import spawn
+from splitdesk.ui.engineer.inspector import InspectorDialog
+from splitdesk.ui.engineer.repeat_options import RepeatOptionsDialog
+from splitdesk.ui.engineer.repeat_session import RepeatSession
+from splitdesk.ui.engineer.sweep_session import SweepMenu
+
+
+class EngineerMenu:
+    """Adds the menu to ``window``'s menu bar."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        self.window = window
+        self.menu = window.menuBar().addMenu("&Engineer")
+        client = self.menu.addMenu("Client pattern")
+        client.setToolTipsVisible(True)
+        self.cold = QAction("Cold connections (opened inside the timed phase)", window)
+        self.cold.setCheckable(True)
+        self.cold.setToolTip(
+            "Off (default): every connection is opened before a phase, so TTFT measures the "
+            "server. On: each request opens its own, as a plain script does."
+        )
+        self.as_scheduled = QAction("Release as scheduled (no barrier)", window)
+        self.as_scheduled.setCheckable(True)
+        self.as_scheduled.setToolTip(
+            "Off (default): the N requests are built first and sent together. On: each is "
+            "sent when the event loop gets to it, as a plain script's asyncio.gather does."
+        )
+        client.addAction(self.cold)
+        client.addAction(self.as_scheduled)
+        #: The pattern of the run started last.
+        self.used = ClientPattern()
+        self.keep_raw = QAction("Keep raw events for the stream inspector", window)
+        self.keep_raw.setCheckable(True)
+        self.keep_raw.setChecked(True)
+        self.keep_raw.setToolTip(
+            "Each response's reads as they arrived, kept for the run (right-click a pane: "
+            "Inspect stream…)"
+        )
+        self.menu.addAction(self.keep_raw)
+        repeat = self.menu.addAction("Repeat the comparison…")
+        repeat.triggered.connect(self._ask_repeat)
+        self.session: RepeatSession | None = None
+        self.repeat_options = RepeatOptions()  #: the repeat dialog's last choices
+        prices = self.menu.addAction("Prices for this endpoint…")
+        prices.triggered.connect(self.edit_prices)
+        #: The key of the run started last (masked in raw lines; never shown).
+        self.run_key: str | None = None
+        self.dialogs: list[InspectorDialog] = []
+        #: Sweep N = 1…Nmax… and Open a saved sweep… (splitdesk/ui/sweep_session.py)
+        self.sweeps = SweepMenu(window, self.menu)
+
+    def pattern(self) -> ClientPattern:
+        """The pattern the menu selects now."""
+        return ClientPattern(
+            cold=self.cold.isChecked(),
+            release="as-scheduled" if self.as_scheduled.isChecked() else "barrier",
+        )
+
+    def take(self) -> ClientPattern:
+        """The pattern for a run starting now (remembered as :attr:`used`)."""
+        self.used = self.pattern()
+        return self.used
+
+    def attach_inspector(self, pane: QWidget, req: int) -> None:
+        """Give ``pane`` (request ``req``'s) a context menu with "Inspect stream…" (once: the
+        sequential pane, shared by its requests, inspects its first)."""
+        if pane.property("splitdesk_inspector"):
+            return
+        pane.setProperty("splitdesk_inspector", True)
+        pane.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+        def menu(pos: QPoint) -> None:
+            m = QMenu(pane)
+            action = m.addAction("Inspect stream…")
+            action.triggered.connect(lambda: self.open_inspector(req))
+            m.popup(pane.mapToGlobal(pos))
+
+        pane.customContextMenuRequested.connect(menu)
+
+    def open_inspector(self, req: int) -> InspectorDialog | None:
+        """Open the inspector of request ``req`` of the last run; ``None`` (and a status
+        line saying why) when its raw events were not kept."""
+        w: Any = self.window
+        reads = getattr(w.controller, "last_raw", {}).get(req)
+        if not reads:
+            w.statusBar().showMessage(
+                "No raw events for this request: the run is still going, or "
+                "Engineer ▸ Keep raw events was off when it ran"
+            )
+            return None
+        events = inspect_stream(reads, w.endpoint.settings().api, api_key=self.run_key)
+        dialog = InspectorDialog(f"request {req + 1}", events, w)
+        self.dialogs.append(dialog)
+        dialog.finished.connect(lambda _r: self.dialogs.remove(dialog))
+        dialog.show()
+        return dialog
+
+    @staticmethod
+    def prices_key(s: EndpointSettings) -> str:
+        """The prices' key of endpoint settings ``s`` (:func:`~splitdesk.core.files.prices.endpoint_key`)."""
+        where = f"builtin:{s.profile}" if s.is_builtin else s.base_url
+        return endpoint_key(s.api, where, s.model)
+
+    def load_prices_for_run(self) -> None:
+        """Read the current endpoint's prices off the GUI thread into the summary (each
+        side's cost beside its time); a broken prices file is one status line."""
+        w: Any = self.window
+        key = self.prices_key(w.endpoint.settings())
+
+        async def go() -> None:
+            try:
+                w.summary.prices = await asyncio.to_thread(load_prices, key)
+            except PricesFileError as exc:
+                w.summary.prices = None
+                w.statusBar().showMessage(str(exc))
+
+        spawn(go())
+
+    def edit_prices(self) -> QDialog:
+        """The price entry dialog for the current endpoint (per million tokens; no
+        defaults). Saving writes ``prices.json`` off the GUI thread."""
+        w: Any = self.window
+        key = self.prices_key(w.endpoint.settings())
+        dialog = QDialog(w)
+        dialog.setWindowTitle("Prices for this endpoint")
+        form = QFormLayout(dialog)
+        form.addRow(QLabel(f"{key}\nPrices per million tokens, in your currency. None is assumed."))
+        boxes = []
+        for label in ("Input (prompt) tokens:", "Output tokens:"):
+            box = QDoubleSpinBox()
+            box.setRange(0, 1e6)
+            box.setDecimals(4)
+            form.addRow(label, box)
+            boxes.append(box)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save
+            | QDialogButtonBox.StandardButton.Reset
+            | QDialogButtonBox.StandardButton.Cancel
+        )
+        form.addRow(buttons)
+        current = w.summary.prices
+        if current is not None:
+            boxes[0].setValue(current.input_per_m)
+            boxes[1].setValue(current.output_per_m)
+
+        def store(prices: Prices | None) -> None:
+            w.summary.prices = prices
+
+            async def go() -> None:
+                try:
+                    await asyncio.to_thread(save_prices, key, prices)
+                except PricesFileError as exc:
+                    w.statusBar().showMessage(str(exc))
+
+            spawn(go())
+            dialog.accept()
+
+        buttons.accepted.connect(
+            lambda: store(Prices(input_per_m=boxes[0].value(), output_per_m=boxes[1].value()))
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Reset).clicked.connect(lambda: store(None))
+        buttons.rejected.connect(dialog.reject)
+        dialog.show()
+        self.prices_dialog = dialog
+        return dialog
+
+    def _ask_repeat(self) -> RepeatOptionsDialog:
+        """The repeat options dialog; Run starts the session (:meth:`repeat`)."""
+        dialog = RepeatOptionsDialog(self.window, self.repeat_options)
+        dialog.accepted.connect(lambda: self.repeat(dialog.options()))
+        dialog.show()
+        self.repeat_dialog = dialog
+        return dialog
+
+    def repeat(self, options: RepeatOptions | int) -> RepeatSession:
+        """Run the window's current run as ``options`` asks (an int: that many runs with
+        the default options) (:class:`RepeatSession`)."""
+        options = RepeatOptions(repeat=options) if isinstance(options, int) else options
+        self.repeat_options = options
+        self.session = RepeatSession(self.window, options)
+        spawn(self.session.run())
+        return self.session

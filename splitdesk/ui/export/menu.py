@@ -1,0 +1,276 @@
+"""File → Export in the window: the timeline as PNG (2×) or SVG, the window as PNG (2×),
+the figures as CSV or bench JSON, the Perfetto trace, and the run as GIF or MP4.
+
+Pictures are drawn from what the window shows now (on the GUI thread, as Qt requires)
+and written to disk in a worker thread. Figures, the trace and animations come from the
+replay shown or else the session's last run (:meth:`RecordingsUi.current_recording`);
+figures and the trace are built and written in a worker thread. An animation renders
+frame by frame in a window of its own that is never shown (:func:`render_animation`),
+yielding to the event loop between frames, under a progress dialog whose Cancel stops it
+and leaves no file. Problems go to the status bar and a non-modal message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog
+
+from splitdesk.core.files.figures_export import figures_csv, figures_json
+from splitdesk.core.files.recording import Recording, RecordingError
+from splitdesk.core.files.trace_events import trace_document
+from splitdesk.ui.common.tasks import spawn
+from splitdesk.ui.render.encoders import EncodeError
+from splitdesk.ui.render.exports import (
+    PNG_SCALE,
+    AnimationOptions,
+    ExportCancelledError,
+    render_animation,
+    save_png,
+    timeline_image,
+    timeline_svg_bytes,
+    widget_image,
+)
+
+if TYPE_CHECKING:
+    from splitdesk.ui.shell.main_window import MainWindow
+
+#: Animation size and frame rate offered by the window (a 720p slide at 30 fps).
+ANIMATION_SIZE = (1280, 720)
+ANIMATION_FPS = 30.0
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+class ExportMenu(QObject):
+    """The File → Export submenu of a :class:`MainWindow` (module docstring). ``busy``
+    while an animation renders (a second one waits for it to finish)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.busy = False
+        self.progress: QProgressDialog | None = None
+        bar = window.menuBar()
+        file_menu = getattr(window, "file_menu", None) or bar.addMenu("&File")
+        self.menu = QMenu("&Export", window)
+        file_menu.addSeparator()
+        file_menu.addMenu(self.menu)
+        self.actions: dict[str, QAction] = {}
+        entries: list[tuple[str, str, Callable[[], None]]] = [
+            ("png", "Timeline as PNG (2×)…", self.timeline_png_dialog),
+            ("svg", "Timeline as SVG…", self.timeline_svg_dialog),
+            ("window_png", "Window as PNG (2×)…", self.window_png_dialog),
+            ("csv", "Figures as CSV…", lambda: self._data_dialog("csv")),
+            ("json", "Figures as JSON (bench document)…", lambda: self._data_dialog("json")),
+            ("trace", "Trace for Perfetto (JSON)…", lambda: self._data_dialog("trace")),
+            ("gif", "Animation as GIF (1280×720, 30 fps)…", lambda: self._animation_dialog("gif")),
+            ("mp4", "Animation as MP4 (1280×720, 30 fps)…", lambda: self._animation_dialog("mp4")),
+        ]
+        for key, text, slot in entries:
+            action = QAction(text, window)
+            action.triggered.connect(lambda _=False, s=slot: s())
+            self.menu.addAction(action)
+            self.actions[key] = action
+            if key in ("window_png", "trace"):
+                self.menu.addSeparator()
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def _ask_path(self, title: str, name: str, pattern: str) -> Path | None:
+        path, _ = QFileDialog.getSaveFileName(self.window, title, name, pattern)
+        return Path(path) if path else None
+
+    def _say(self, text: str) -> None:
+        self.window.statusBar().showMessage(text)
+
+    def _problem(self, title: str, message: str) -> None:
+        self._say(f"{title}: {message}")
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self.window
+        )
+        box.setModal(False)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.show()
+
+    def _recording(self) -> Recording | None:
+        recording = self.window.recordings.current_recording()
+        if recording is None:
+            self._say("Nothing to export yet: run or open a recording first.")
+        return recording
+
+    def _has_run(self) -> bool:
+        if self.window.state is None:
+            self._say("Nothing to export yet: run or open a recording first.")
+            return False
+        return True
+
+    # -- pictures -----------------------------------------------------------------------------------
+    def timeline_png_dialog(self) -> None:
+        """Timeline as PNG at 2×."""
+        if self._has_run() and (
+            path := self._ask_path("Export the timeline as PNG", "timeline.png", "PNG (*.png)")
+        ):
+            self.export_timeline_png(path)
+
+    def export_timeline_png(self, path: Path, scale: float = PNG_SCALE) -> asyncio.Task[Any]:
+        """Draw the timeline now, write it off the GUI thread. Returns the task."""
+        self.window.timeline.throttle.flush()
+        image = timeline_image(self.window.timeline, scale)
+        return self._save_image(image, path)
+
+    def window_png_dialog(self) -> None:
+        """The whole window as PNG at 2×."""
+        if path := self._ask_path("Export the window as PNG", "window.png", "PNG (*.png)"):
+            self.export_window_png(path)
+
+    def export_window_png(self, path: Path, scale: float = PNG_SCALE) -> asyncio.Task[Any]:
+        """Draw the window now, write it off the GUI thread. Returns the task."""
+        return self._save_image(widget_image(self.window, scale), path)
+
+    def _save_image(self, image: Any, path: Path) -> asyncio.Task[Any]:
+        async def go() -> None:
+            try:
+                w, h = await asyncio.to_thread(save_png, image, path)
+            except OSError as exc:
+                self._problem("Could not export", str(exc))
+                return
+            self._say(f"Exported {path} ({w}×{h})")
+
+        return spawn(go())
+
+    def timeline_svg_dialog(self) -> None:
+        """Timeline as SVG."""
+        if self._has_run() and (
+            path := self._ask_path("Export the timeline as SVG", "timeline.svg", "SVG (*.svg)")
+        ):
+            self.export_timeline_svg(path)
+
+    def export_timeline_svg(self, path: Path) -> asyncio.Task[Any]:
+        """Draw the timeline as SVG now, write it off the GUI thread. Returns the task."""
+        self.window.timeline.throttle.flush()
+        data = timeline_svg_bytes(self.window.timeline)
+
+        async def go() -> None:
+            try:
+                await asyncio.to_thread(path.write_bytes, data)
+            except OSError as exc:
+                self._problem("Could not export", str(exc))
+                return
+            self._say(f"Exported {path}")
+
+        return spawn(go())
+
+    # -- figures and trace ----------------------------------------------------------------------------
+    def _data_dialog(self, kind: str) -> None:
+        recording = self._recording()
+        if recording is None:
+            return
+        name, pattern = {
+            "csv": ("figures.csv", "CSV (*.csv)"),
+            "json": ("figures.json", "JSON (*.json)"),
+            "trace": ("trace.json", "Trace Event Format JSON (*.json)"),
+        }[kind]
+        if path := self._ask_path("Export", name, pattern):
+            self.export_data(recording, kind, path)
+
+    def export_data(self, recording: Recording, kind: str, path: Path) -> asyncio.Task[Any]:
+        """Write ``recording``'s figures (``csv``/``json``) or trace (``trace``) to
+        ``path``, built and written in a worker thread. Returns the task."""
+
+        def build() -> str:
+            if kind == "csv":
+                return figures_csv(recording)
+            if kind == "json":
+                return json.dumps(figures_json(recording), indent=2, ensure_ascii=False) + "\n"
+            return json.dumps(trace_document(recording), ensure_ascii=False) + "\n"
+
+        async def go() -> None:
+            try:
+                await asyncio.to_thread(lambda: _write_text(path, build()))
+            except (OSError, RecordingError) as exc:
+                self._problem("Could not export", str(exc))
+                return
+            extra = " (open it in ui.perfetto.dev)" if kind == "trace" else ""
+            self._say(f"Exported {path}{extra}")
+
+        return spawn(go())
+
+    # -- animations -----------------------------------------------------------------------------------
+    def _animation_dialog(self, kind: str) -> None:
+        if self.busy:
+            self._say("An animation is being exported; wait for it or cancel it.")
+            return
+        recording = self._recording()
+        if recording is None:
+            return
+        pattern = "GIF (*.gif)" if kind == "gif" else "MP4 video (*.mp4)"
+        if path := self._ask_path(f"Export the run as {kind.upper()}", f"run.{kind}", pattern):
+            run = 0
+            player = self.window.recordings.replay.player
+            if self.window.recordings.replay.recording is recording and player is not None:
+                run = recording.runs.index(player.run)
+            self.export_animation(recording, kind, path, run)
+
+    def export_animation(
+        self,
+        recording: Recording,
+        kind: str,
+        path: Path,
+        run: int = 0,
+        size: tuple[int, int] = ANIMATION_SIZE,
+        fps: float = ANIMATION_FPS,
+    ) -> asyncio.Task[Any]:
+        """Render run ``run`` of ``recording`` to ``path`` as ``kind`` (gif/mp4) under a
+        progress dialog with Cancel. Returns the task."""
+        w = self.window
+        dialog = QProgressDialog(f"Rendering the {kind.upper()}…", "Cancel", 0, 100, w)
+        dialog.setWindowTitle("Export animation")
+        dialog.setWindowModality(Qt.WindowModality.NonModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        dialog.setValue(0)
+        dialog.show()
+        self.progress = dialog
+        self.busy = True
+
+        def progress(done: int, total: int) -> bool:
+            dialog.setMaximum(total)
+            dialog.setValue(done)
+            dialog.setLabelText(f"Rendering the {kind.upper()}: frame {done} of {total}")
+            return not dialog.wasCanceled()
+
+        async def go() -> None:
+            try:
+                n = await render_animation(
+                    recording,
+                    path,
+                    AnimationOptions(kind, size, fps, run),
+                    w.settings,
+                    w.theme,
+                    w.scale,
+                    progress=progress,
+                )
+            except ExportCancelledError:
+                self._say("Animation export cancelled; no file was written.")
+            except (EncodeError, OSError, RecordingError, ValueError) as exc:
+                self._problem("Could not export the animation", str(exc))
+            else:
+                self._say(f"Exported {path} ({n} frames at {fps:g} fps)")
+            finally:
+                self.busy = False
+                self.progress = None
+                dialog.close()
+                dialog.deleteLater()
+
+        return spawn(go())

@@ -1,0 +1,1 @@
+"""Presentation mode: scenarios, captions and large type for a talk."""

@@ -1,0 +1,3 @@
+"""Recordings in the window: record, auto-save, open, replay, session history, two runs
+compared.
+"""

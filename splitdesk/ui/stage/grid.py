@@ -1,0 +1,235 @@
+"""The parallel panes' grid: readable from 2 to 16 questions, scrolling beyond.
+
+Columns follow the available width (a pane never gets narrower than its header needs:
+badge, whole label, expand button); rows share the height down to ``min_height`` each.
+When the panes do not fit at that height they turn compact (header, state, the last two
+lines), and when even compact panes do not fit the grid scrolls, with its scroll bar
+shown and :attr:`PaneGrid.more_label` saying how many panes are out of sight ("+11 more
+↓": header or first text line not in view; ↑ when they are above, ↕ both ways). One
+pane can be expanded to fill the grid and restored.
+"""
+
+from __future__ import annotations
+
+import math
+
+import shiboken6
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
+
+from splitdesk.ui.stage.panes import RequestPane
+
+
+def dispose(pane: QWidget) -> None:
+    """Delete ``pane`` now, and let its Python side go of what it held (its run).
+
+    Now, not at the event loop's next turn (``deleteLater``): the next run's panes are
+    built right after, and a run's set alive beside the next one (64 panes hold some 25 MB
+    of Qt objects) left that much freed memory in the allocator, never returned to the
+    system (``benchmarks/soak.py``: RSS +20 MB on the second run of 64 streams).
+
+    A deleted pane's Python object lives on while it is in a reference cycle (its throttle
+    holds its bound ``refresh``) until a full garbage collection, up to a minute later; it
+    held its trace and the :class:`~splitdesk.core.run.run_state.RunState`, and through them
+    every event of the run: several runs' events at once. Its attributes are dropped."""
+    shiboken6.delete(pane)
+    vars(pane).clear()
+
+
+class PaneGrid(QScrollArea):
+    """A scrolling grid of :class:`RequestPane` s with an empty-state message."""
+
+    def __init__(self, placeholder: str, scale: float = 1.0, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self._scale = scale
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.base_min_width = int(200 * scale)
+        self.min_width = self.base_min_width
+        self.min_height = int(125 * scale)
+        self.compact = False
+        self.tight = False
+        #: "+11 more ↓" while panes are scrolled out of sight (placed by the window).
+        self.more_label = QLabel("")
+        self.more_label.setObjectName("more")
+        self.more_label.setToolTip("Scroll the parallel panes to see the others")
+        self.more_label.hide()
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self._update_more())
+        self.verticalScrollBar().rangeChanged.connect(lambda _a, _b: self._update_more())
+        self.panes: list[RequestPane] = []
+        self.focused: RequestPane | None = None
+        self._inner = QWidget()
+        self._grid = QGridLayout(self._inner)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(8)
+        self._placeholder = QLabel(placeholder)
+        self._placeholder.setObjectName("hint")
+        self._placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._placeholder.setWordWrap(True)
+        self._grid.addWidget(self._placeholder, 0, 0)
+        self.setWidget(self._inner)
+        self._columns = 0
+        self._relayout_pending = False
+
+    def clear(self) -> None:
+        """Remove every pane (:func:`dispose`) and show the placeholder."""
+        for pane in self.panes:
+            self._grid.removeWidget(pane)
+            dispose(pane)
+        self.panes = []
+        self.focused = None
+        self._columns = 0
+        self.compact = self.tight = False
+        self.more_label.hide()
+        self._placeholder.show()
+        self._grid.addWidget(self._placeholder, 0, 0)
+
+    def add(self, pane: RequestPane, relayout: bool = True) -> None:
+        """Append ``pane`` to the grid, laid out once the current batch of adds is done
+        (``relayout=False``: when the caller says, :meth:`relayout_now`).
+
+        The pane becomes a (hidden) child of the grid's inner widget now: reparenting and
+        polishing a pane (its style, for every child widget) is part of its cost, paid
+        here, pane by pane, rather than all at once by the one layout pass that shows
+        them (a run of 64 panes is built over several event-loop turns, issue 13)."""
+        self.panes.append(pane)
+        pane.focusToggled.connect(lambda p=pane: self.toggle_focus(p))
+        pane.setParent(self._inner)
+        pane.ensurePolished()
+        self._placeholder.hide()
+        self._columns = 0
+        if relayout and not self._relayout_pending:
+            self._relayout_pending = True
+            QTimer.singleShot(0, self._deferred_relayout)
+
+    def _deferred_relayout(self) -> None:
+        if self._relayout_pending:
+            self._relayout_pending = False
+            self._relayout()
+
+    def relayout_now(self) -> None:
+        """Lay the panes out now instead of at the next event-loop turn."""
+        self._relayout_pending = False
+        self._relayout()
+
+    def toggle_focus(self, pane: RequestPane) -> None:
+        """Expand ``pane`` over the grid, or go back to all panes."""
+        self.focused = None if self.focused is pane else pane
+        for p in self.panes:
+            p.setVisible(self.focused is None or p is self.focused)
+            p.focus_button.setText("⤡" if p is self.focused else "⤢")
+        self._columns = 0
+        self._relayout()
+
+    def columns_for(self, width: int, height: int, n: int) -> int:
+        """How many columns ``n`` panes get in ``width`` × ``height`` pixels (1–4): of the
+        layouts whose columns are at least ``min_width`` wide, the one whose panes are
+        furthest above their minimum size in both directions."""
+        if n <= 1:
+            return 1
+
+        def score(cols: int) -> float:
+            rows = math.ceil(n / cols)
+            spare = cols * rows - n  # empty cells waste space
+            return (
+                min(width / cols / self.min_width, height / rows / self.min_height) - 0.05 * spare
+            )
+
+        spacing = self._grid.spacing()
+        fitting = [
+            c for c in range(1, min(n, 4) + 1) if (width - (c - 1) * spacing) / c >= self.min_width
+        ]  # never so many columns that a header's label is cut
+        return max(fitting or [1], key=score)
+
+    def _relayout(self) -> None:
+        visible = [p for p in self.panes if self.focused is None or p is self.focused]
+        if not visible:
+            return
+        spacing = self._grid.spacing()
+        width, height = self.viewport().width(), self.viewport().height()
+
+        def shown_at(min_width: int, min_height: int) -> int:
+            """How many panes are wholly in sight with these minimum sizes."""
+            self.min_width, self.min_height = min_width, min_height
+            cols = self.columns_for(width, height, len(visible))
+            rows = (height + spacing) // (min_height + spacing)  # a pane taller shows none
+            return min(len(visible), cols * rows)
+
+        # normal panes while they all fit; else the way that shows the most panes at
+        # once: compact (header, state row, two lines) or tight (state and figures in the
+        # header row, one line)
+        header = max([self.base_min_width] + [p.header_min_width() for p in visible])
+        modes = [(False, False, header, int(125 * self._scale))]
+        if self.focused is None:
+            modes.append((True, False, header, max(p.compact_height() for p in visible)))
+            tight_width = max([self.base_min_width] + [p.tight_min_width() for p in visible])
+            modes.append((True, True, tight_width, max(p.tight_height() for p in visible)))
+        best = modes[0]
+        if shown_at(best[2], best[3]) < len(visible):  # a tie: compact, tight, normal
+            order = modes[1:] + modes[:1]
+            best = max(order, key=lambda m: (shown_at(m[2], m[3]), -order.index(m)))
+        compact, tight, self.min_width, self.min_height = best
+        cols = self.columns_for(width, height, len(visible))
+        for p in self.panes:
+            p.set_compact(compact, tight)
+        self.compact, self.tight = compact, tight
+        for p in visible:
+            p.setMinimumHeight(self.min_height)
+        if cols == self._columns:
+            self._update_more()
+            return
+        self._columns = cols
+        for p in self.panes:
+            self._grid.removeWidget(p)
+        for c in range(8):
+            self._grid.setColumnStretch(c, 0)
+            self._grid.setRowStretch(c, 0)
+        for i, p in enumerate(visible):
+            last = i == len(visible) - 1
+            span = cols - i % cols if last else 1  # the last pane fills its row
+            self._grid.addWidget(p, i // cols, i % cols, 1, span)
+        rows = math.ceil(len(visible) / cols)
+        for c in range(cols):
+            self._grid.setColumnStretch(c, 1)
+        for r in range(rows):
+            self._grid.setRowStretch(r, 1)
+        QTimer.singleShot(0, self._update_more)  # once the new layout has its geometry
+
+    def _shown_rect(self) -> QRect:
+        """The part of the grid's inner widget in sight, in its coordinates."""
+        bar = self.verticalScrollBar()
+        return QRect(0, bar.value(), self.viewport().width(), self.viewport().height())
+
+    @staticmethod
+    def _readable_part(pane: RequestPane) -> QRect:
+        """What of ``pane`` must be in sight for it to be read: its header down to the
+        first line of its text (a pane cut only below that is on screen, not "more")."""
+        g = pane.geometry()
+        text = pane.text
+        if not text.isVisibleTo(pane):
+            return g
+        bottom = text.mapTo(pane, QPoint(0, 0)).y() + pane._lines_height(1)
+        return QRect(g.left(), g.top(), g.width(), min(g.height(), bottom))
+
+    def hidden_panes(self) -> list[RequestPane]:
+        """Panes out of sight: their header or the first line of their text is not inside
+        the visible part of the grid (scrolled above or below it)."""
+        shown = self._shown_rect()
+        return [
+            p
+            for p in self.panes
+            if p.isVisibleTo(self) and not shown.contains(self._readable_part(p))
+        ]
+
+    def _update_more(self) -> None:
+        hidden = self.hidden_panes() if self.panes else []
+        top = self._shown_rect().top()
+        above = sum(1 for p in hidden if self._readable_part(p).top() < top)
+        arrow = "↓" if not above else "↑" if above == len(hidden) else "↕"
+        self.more_label.setText(f"+{len(hidden)} more {arrow} scroll" if hidden else "")
+        self.more_label.setVisible(bool(hidden))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._relayout()

@@ -1,0 +1,493 @@
+"""The summary strip: the run's headline in one glance, big enough for a projector.
+
+"Combined 10.4 s · Parallel 2.2 s · 4.7× faster", then when answer N starts on each
+side, TTFT and tokens both sides (so a shorter combined reply is visible), and a note
+when token counts are estimates (and which: "parallel: 2 of 5 estimated"). Every figure
+is read from :func:`splitdesk.core.analyse.metrics.summarize`; nothing is computed here.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+from splitdesk.core.analyse.cost import Prices, side_tokens, token_ratio, tradeoff_line
+from splitdesk.core.analyse.diagnosis import (
+    Diagnosis,
+    common_failure,
+    decompose_groups,
+    diagnose_state,
+    failure_summary,
+    no_verdict_reason,
+)
+from splitdesk.core.analyse.metrics import GroupMetrics, RunSummary, summarize
+from splitdesk.core.analyse.predict import (
+    RATE_LIMIT_NOTE,
+    PredictedRequest,
+    predicted_makespan,
+    prediction_ignores_rate_limit,
+)
+from splitdesk.core.run.run_state import RunState
+from splitdesk.providers.base import RequestError
+from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.throttle import LIVE_TEXT_MS, Throttle
+
+
+def verdict(speedup: float, theme: Theme, shared: bool = False) -> str:
+    """The speed-up in words, naming the pair: "parallel 4.4× faster than combined", "no
+    speed-up" (within ±10 %) or "parallel 2.0× slower than combined" — red only when the two
+    ways ran apart (``shared``: side by side, where both ways competed for one server and
+    "slower" is not a verdict on parallel requests)."""
+    if speedup >= 1.1:
+        return (
+            f"<span style='color:{theme.good}'>parallel {speedup:.1f}× faster than combined</span>"
+        )
+    if speedup > 1 / 1.1:
+        return f"<span style='color:{theme.muted}'>no speed-up ({speedup:.2f}×)</span>"
+    color = theme.muted if shared else theme.error
+    return f"<span style='color:{color}'>parallel {1 / speedup:.1f}× slower than combined</span>"
+
+
+class SteadyBox(QWidget):
+    """Holds one label and tells the layout it sits in about the label's new text only
+    when the label's size hints change (the headline, the payoff and the details line).
+
+    ``QLabel.setText`` re-lays out the label's parent layout and, through every layout up
+    to the window, the whole window (Qt's ``updateGeometry``), even when the new text is
+    as big as the old: the summary's headline changes ~10 times a second while a run
+    streams ("Combined 3.1 s…"), as do the payoff and details lines, and each change
+    re-laid out the window (issue 13). Here
+    the label's parent has no layout, so its ``updateGeometry`` only posts this box a
+    layout request; the box compares the label's size hint, minimum size hint and height
+    for every width its layout has asked since it last told it, and passes the change on
+    (its own ``updateGeometry``) only when one of them differs. To its layout the box is
+    the label: same size policy, hints and height for width; the label fills it."""
+
+    #: Widths asked since the layout was last told: beyond this many, tell it anyway.
+    MAX_WIDTHS = 8
+
+    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = label
+        hidden = label.isHidden() and label.testAttribute(
+            Qt.WidgetAttribute.WA_WState_ExplicitShowHide
+        )
+        label.setParent(self)
+        if hidden:  # hidden by its owner: so is the box (see eventFilter)
+            label.hide()
+            self.hide()
+        label.installEventFilter(self)
+        self.setSizePolicy(label.sizePolicy())
+        self._told: tuple[QSize, QSize] | None = None
+        self._heights: dict[int, int] = {}
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The label shown or hidden by its owner (``payoff.hide()``): so is the box,
+        which takes the label's place in the layout."""
+        if watched is self.label:
+            if event.type() == QEvent.Type.ShowToParent:
+                self.show()
+            elif event.type() == QEvent.Type.HideToParent:
+                self.hide()
+        return False
+
+    def sizeHint(self) -> QSize:
+        hint = self.label.sizeHint()
+        self._told = (hint, self.label.minimumSizeHint())
+        return hint
+
+    def minimumSizeHint(self) -> QSize:
+        hint = self.label.minimumSizeHint()
+        self._told = (self.label.sizeHint(), hint)
+        return hint
+
+    def hasHeightForWidth(self) -> bool:
+        return self.label.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:
+        height = self.label.heightForWidth(width)
+        self._heights[width] = height
+        return height
+
+    def _changed(self) -> bool:
+        """Whether a hint the layout has read since it was last told is now different."""
+        label = self.label
+        if self._told is not None and self._told != (label.sizeHint(), label.minimumSizeHint()):
+            return True
+        if len(self._heights) > self.MAX_WIDTHS:
+            return True
+        return any(label.heightForWidth(w) != h for w, h in self._heights.items())
+
+    def _tell(self) -> None:
+        self._told = None
+        self._heights = {}
+        self.updateGeometry()
+
+    def event(self, event: QEvent) -> bool:
+        """The label's ``updateGeometry`` lands here: pass it on only on a change."""
+        if event.type() == QEvent.Type.LayoutRequest:
+            if self._changed():
+                self._tell()
+            return True
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown again: what changed while hidden posted nothing; tell the layout."""
+        super().showEvent(event)
+        self._tell()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.label.setGeometry(self.rect())
+
+
+def _s(x: float | None, nd: int = 1) -> str:
+    return "…" if x is None else f"{x:.{nd}f} s"
+
+
+class SummaryStrip(QFrame):
+    """Headline figures of the current run, the diagnosis (:mod:`splitdesk.core.analyse.diagnosis`)
+    and, when every request failed the same way, one banner with the cause.
+
+    Signals:
+        fairModeRequested(): the user followed the caption's offer to run the questions one
+            after another (side by side on a server that ran one request at a time).
+    """
+
+    fairModeRequested = Signal()
+    #: How the client sent the run (the Engineer menu's pattern), beside the speed-up.
+    client_note: str = ""
+    #: The endpoint's prices per million tokens (Engineer menu), for each side's cost.
+    prices: Prices | None = None
+
+    def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("summary")
+        self.theme = theme
+        self.state: RunState | None = None
+        self.predictions: list[PredictedRequest] | None = None
+        self.summary: RunSummary | None = None
+        #: The finished run's diagnosis (``None`` while running).
+        self.diagnosis: Diagnosis | None = None
+        #: The one error every request failed with, shown once in :attr:`banner`.
+        self.shared_failure: RequestError | None = None
+        self._diagnosed_at = -1
+        self.banner = QLabel("")
+        self.banner.setObjectName("banner")
+        self.banner.setFont(ui_font(scale, 1.5, bold=True))
+        self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.PlainText)  # an error's text is not markup
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner.setStyleSheet(
+            f"QLabel#banner {{ color: {theme.error}; border: 2px solid {theme.error};"
+            " border-radius: 6px; padding: 6px 10px; }"
+        )
+        self.banner.hide()
+        self.headline = QLabel("Press ▶ Run (Ctrl+Enter) to send the questions both ways.")
+        self.headline.setFont(ui_font(scale, 5, bold=True))
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setWordWrap(True)  # a narrow window wraps it rather than growing
+        #: The headline's box: a new headline as big as the last re-lays out nothing.
+        self.headline_box = SteadyBox(self.headline)
+        #: The payoff line, second-biggest text on screen: when the last answer appeared
+        #: in the combined reply vs in parallel.
+        self.payoff = QLabel("")
+        self.payoff.setFont(ui_font(scale, 2.5))
+        self.payoff.setTextFormat(Qt.TextFormat.RichText)
+        self.payoff.setWordWrap(True)
+        self.payoff.hide()
+        self.payoff_box = SteadyBox(self.payoff)
+        #: What happened and why: the diagnosis line, the speed-up split with the
+        #: sequential baseline, and the fair-mode offer when side by side compared nothing.
+        self.explain = QLabel("")
+        self.explain.setFont(ui_font(scale, 1))
+        self.explain.setTextFormat(Qt.TextFormat.RichText)
+        self.explain.setWordWrap(True)
+        self.explain.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.explain.linkActivated.connect(self._link)
+        self.explain.hide()
+        self.details = QLabel("")
+        self.details.setObjectName("hint")
+        self.details.setFont(ui_font(scale, 0.5))
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setWordWrap(True)
+        self.details_box = SteadyBox(self.details)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(14, 8, 14, 10)
+        lay.setSpacing(2)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.headline_box)
+        lay.addWidget(self.payoff_box)
+        lay.addWidget(self.explain)
+        lay.addWidget(self.details_box)
+        # live figures at the pace a reader takes them in; the end is flushed at once
+        self.throttle = Throttle(self.refresh, LIVE_TEXT_MS, self)
+
+    def clear(self, text: str = "") -> None:
+        """Show ``text`` and no figures (a new run is about to start)."""
+        self.state = None
+        self.predictions = None
+        self.headline.setText(text)
+        self.details.setText("")
+        self.payoff.hide()
+        self._reset_explanation()
+
+    def _reset_explanation(self) -> None:
+        self.diagnosis = None
+        self.shared_failure = None
+        self._diagnosed_at = -1
+        self.banner.hide()
+        self.explain.hide()
+        self.explain.setText("")
+
+    def _link(self, href: str) -> None:
+        if href == "fair-mode":
+            self.fairModeRequested.emit()
+
+    def bind(self, state: RunState) -> None:
+        """Summarise ``state`` from now on."""
+        self.state = state
+        self.predictions = None
+        self.headline.setText("Sending…")
+        self.details.setText("")
+        self.payoff.hide()
+        self._reset_explanation()
+        state.subscribe(lambda _ev: self.throttle.request())
+
+    def set_predictions(self, predictions: list[PredictedRequest]) -> None:
+        self.predictions = predictions
+        self.throttle.request()
+
+    def _predicted(self, group: str) -> float | None:
+        if self.state is None or self.predictions is None:
+            return None
+        mine = [
+            p
+            for r, p in zip(self.state.requests, self.predictions, strict=False)
+            if r.group == group
+        ]
+        return predicted_makespan(mine) if mine else None
+
+    def refresh(self) -> None:
+        state = self.state
+        if state is None or state.info is None:
+            return
+        self.summary = summary = summarize(state)
+        c, p = summary.groups.get("combined"), summary.groups.get("parallel")
+        t = self.theme
+        finished = state.ended is not None
+        done = {g: m.finished == m.requests for g, m in summary.groups.items()}
+        heads = []
+        for g, label in (
+            ("combined", "Combined"),
+            ("parallel", "Parallel"),
+            ("sequential", "Sequential"),
+        ):
+            m = summary.groups.get(g)
+            if m is None:
+                continue
+            failures = failure_summary(state.group(g)) if done[g] else None  # type: ignore[arg-type]
+            if failures is not None:  # a time over the requests that got through misleads
+                heads.append(f"{label}: <span style='color:{t.error}'>{failures}</span>")
+            elif done[g]:
+                cost = side_tokens(state.requests, g).cost(self.prices)  # core/cost.py
+                money = (
+                    f" <span style='color:{t.muted}; font-size:small'>cost {cost:.4f}</span>"
+                    if cost is not None
+                    else ""
+                )
+                heads.append(f"{label} <b>{_s(m.makespan_s)}</b>{money}")
+            else:
+                heads.append(f"{label} <span style='color:{t.muted}'>{_s(m.makespan_s)}…</span>")
+        line = " · ".join(heads)
+        shared = state.info.mode == "side-by-side"
+        diagnosis = self._diagnose(state) if finished else None
+        if (
+            summary.speedup is not None
+            and done.get("combined", True)
+            and done.get("parallel", True)
+            and self._complete(c)
+            and self._complete(p)
+        ):
+            no_verdict = no_verdict_reason(diagnosis, shared)  # core/diagnosis.py's rule
+            if no_verdict is not None:
+                ratio = (
+                    ""
+                    if diagnosis is not None and diagnosis.one_at_a_time
+                    else f"{summary.speedup:.1f}× side by side, "
+                )
+                line += f" · <span style='color:{t.muted}'>{ratio}no verdict: {no_verdict}</span>"
+            else:
+                line += " · " + verdict(summary.speedup, t, shared)
+                if diagnosis is not None and diagnosis.one_at_a_time and summary.speedup >= 1.1:
+                    # faster, but the server ran one request at a time: say where it came from
+                    line += (
+                        f" <span style='color:{t.muted}'>— from the prompt's shape, "
+                        "not concurrency</span>"
+                    )
+                pc, pp = self._predicted("combined"), self._predicted("parallel")
+                if pc and pp:  # the cost model knows no 429s (core/predict.py)
+                    said = (
+                        RATE_LIMIT_NOTE
+                        if prediction_ignores_rate_limit(self.predictions, state.requests)
+                        else f"predicted {pc / pp:.1f}×"
+                    )
+                    line += f" <span style='color:{t.muted}; font-size:small'>({said})</span>"
+                if self.client_note:  # how the client sent (Engineer menu)
+                    line += f" <span style='color:{t.muted}; font-size:small'>· {self.client_note}</span>"
+                tradeoff = tradeoff_line(
+                    summary.speedup,
+                    token_ratio(
+                        side_tokens(state.requests, "combined"),
+                        side_tokens(state.requests, "parallel"),
+                    ),
+                )
+                if tradeoff:  # "4.5× faster, 1.3× the tokens" (core/cost.py)
+                    line += f" <span style='color:{t.muted}; font-size:small'>· {tradeoff}</span>"
+        elif not finished:
+            line += f" · <span style='color:{t.muted}'>running…</span>"
+        if state.ended is not None and state.ended.stopped:
+            line += f" · <span style='color:{t.muted}'>stopped</span>"
+        self.headline.setText(line)
+        self.details.setText(self._details(c, p, len(state.info.questions), finished))
+        if diagnosis is not None:
+            self._explain(state, summary, diagnosis, shared)
+
+    def _diagnose(self, state: RunState) -> Diagnosis:
+        """The finished run's diagnosis, computed once per run (it walks every event)."""
+        if self.diagnosis is None or self._diagnosed_at != state.events_applied:
+            self.diagnosis = diagnose_state(state)
+            self._diagnosed_at = state.events_applied
+        return self.diagnosis
+
+    def _explain(self, state: RunState, summary: RunSummary, d: Diagnosis, shared: bool) -> None:
+        """The banner (one shared failure), the speed-up split and the diagnosis line."""
+        t = self.theme
+        self.shared_failure = failure = common_failure(state.requests)
+        if failure is not None:
+            self.banner.setText(
+                f"✕ All {len(state.requests)} requests failed the same way: {failure.message}"
+            )
+            self.banner.show()
+        else:
+            self.banner.hide()
+        lines = []
+        dec = decompose_groups(summary.groups)
+        if dec is not None:
+            lines.append(
+                f"<b>{dec.speedup:.2f}×</b> = <b>{dec.prompt_shape_factor:.2f}×</b> from the "
+                "prompt's shape (combined → sequential) × "
+                f"<b>{dec.concurrency_factor:.2f}×</b> from concurrency (sequential → parallel)"
+            )
+        if failure is None:  # the banner already says why
+            why = f"<b>Why:</b> {escape(d.text, quote=False)}"
+            for note in d.notes:
+                why += f"<br>Also: {escape(note.text, quote=False)}"
+            lines.append(why)
+        if no_verdict_reason(d, shared) is not None:
+            # the headline names the cause ("no verdict: both ways shared the server", "…
+            # ran one request at a time") and the Why line explains it; this line offers
+            # the fair measurement in as few words (one line on a projector)
+            offer = (
+                f"<a href='fair-mode' style='color:{t.accent}'>Run them one after another</a>"
+                " to measure each way on an idle server."
+            )
+            if not d.one_at_a_time:  # the Why line said nothing of the shared server
+                offer = f"Sharing it inflates the ratio. {offer}"
+            lines.append(offer)
+        self.explain.setText("<br>".join(lines))
+        self.explain.setVisible(bool(lines))
+
+    def _why_missing(self, question: int) -> str:
+        """ "no answer (HTTP 429)": why the parallel request for ``question`` never answered."""
+        state = self.state
+        trace = next(
+            (t for t in (state.group("parallel") if state else []) if t.questions == (question,)),
+            None,
+        )
+        if trace is None or trace.error is None:
+            return "no answer"
+        e = trace.error
+        return f"no answer (HTTP {e.status})" if e.status else f"no answer ({e.kind})"
+
+    @staticmethod
+    def _complete(g: GroupMetrics | None) -> bool:
+        return g is not None and g.failed == 0 and g.stopped == 0 and g.makespan_s is not None
+
+    def _details(
+        self, c: GroupMetrics | None, p: GroupMetrics | None, n: int, finished: bool
+    ) -> str:
+        parts = []
+        last = n - 1
+        if c is not None and p is not None:
+            cs, ps = c.answer_start_s.get(last), p.answer_start_s.get(last)
+            if cs is not None or ps is not None:
+                c_at, p_at = _s(cs, 2), _s(ps, 2)
+                if finished:  # over: a missing start is an answer that never came, not "…"
+                    c_at = c_at if cs is not None else "no answer"
+                    p_at = p_at if ps is not None else self._why_missing(last)
+                lead = (
+                    f"answer {n} appeared after"
+                    if "no answer" not in c_at + p_at
+                    else f"answer {n}:"
+                )
+                self.payoff.setText(
+                    f"{lead} <b>{c_at}</b> in the combined reply vs <b>{p_at}</b> in parallel"
+                )
+                self.payoff.show()
+            if c.all_started_s is not None and p.all_started_s is not None:
+                parts.append(
+                    f"all answers started {_s(c.all_started_s, 2)} vs {_s(p.all_started_s, 2)}"
+                )
+        ttft = []
+        for g, name in ((c, "combined"), (p, "parallel")):
+            if g is not None and g.ttft_range_s is not None:
+                lo, hi = g.ttft_range_s
+                ttft.append(
+                    f"{name} {lo:.2f} s" if hi - lo < 0.005 else f"{name} {lo:.2f}–{hi:.2f} s"
+                )
+        if ttft:
+            parts.append("TTFT " + " / ".join(ttft))
+        toks = []
+        notes = []
+        for g, name in ((c, "combined"), (p, "parallel")):
+            if g is not None:
+                toks.append(f"{name} {g.output_tokens}")
+                if g.estimated_note:
+                    notes.append((name, g.estimated_note))
+        if toks:
+            note = ""
+            if finished and notes:
+                if all(n == "all estimated" for _, n in notes):
+                    note = " (estimated: the server reported no usage)"
+                else:  # say which side and how many: one failed request is not the side
+                    note = " (" + ", ".join(f"{name}: {n}" for name, n in notes) + ")"
+            parts.append("output tokens " + " / ".join(toks) + note)
+        failed = sum(g.failed for g in (c, p) if g is not None)
+        if failed:
+            parts.append(
+                f"<span style='color:{self.theme.error}'>{failed} request(s) failed</span>"
+            )
+            for g, name in ((c, "combined"), (p, "parallel")):
+                # the headline counts the failures; the time of the rest is only a detail
+                if g is not None and g.failed and g.makespan_s is not None:
+                    answered = g.requests - g.failed - g.stopped
+                    parts.append(f"{name} {g.makespan_s:.2f} s over the {answered} that answered")
+        speedup = self.summary.speedup if self.summary else None
+        info = self.state.info if self.state else None
+        d = self.diagnosis
+        if (
+            finished
+            and speedup is not None
+            and speedup < 1.1
+            and info is not None
+            and info.mode == "side-by-side"
+            and no_verdict_reason(d, True) is None  # the caption says it then
+        ):
+            parts.append(
+                "side by side, both ways share the server: “one after another” measures each on an idle one"
+            )
+        return " · ".join(parts)

@@ -1,0 +1,160 @@
+"""The live tokens chart beside the timeline: cumulative output tokens over time of the
+combined request against the sum of the parallel streams (issue #11). Its curves are
+:func:`splitdesk.core.analyse.token_curves.token_curve` of each group; while shown it checks
+the run once per two frames and redraws only when events were applied, however many
+arrive.
+
+View → Tokens chart (and T in presentation mode) shows or hides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QHideEvent, QShowEvent
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from splitdesk.core.analyse.token_curves import token_curve
+from splitdesk.core.run.events import Group
+from splitdesk.core.run.run_state import RunState
+from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.throttle import FRAME_MS
+
+if TYPE_CHECKING:
+    from splitdesk.ui.shell.main_window import MainWindow
+
+#: The groups drawn, with their legend names.
+SERIES: tuple[tuple[Group, str], ...] = (
+    ("combined", "combined"),
+    ("parallel", "parallel, summed"),
+)
+
+
+class TokenChart(QWidget):
+    """Cumulative tokens of the combined request and of the parallel streams summed."""
+
+    def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.title = QLabel("Tokens received")
+        self.title.setWordWrap(True)
+        self.title.setObjectName("sectionTitle")
+        self.title.setFont(ui_font(scale, 0, bold=True))
+        self.plot = pg.PlotWidget(background=theme.window)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=False, y=False)
+        item = self.plot.getPlotItem()
+        font = ui_font(scale, -1)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(theme.border))
+            axis.setTextPen(pg.mkPen(theme.text))
+            axis.setStyle(tickFont=font)
+        item.getAxis("bottom").setLabel("seconds", color=theme.muted)
+        colors = {"combined": theme.combined, "parallel": theme.accent}
+        # the key in the title, never over the curves
+        key = " &nbsp;".join(
+            f"<span style='color:{colors[group]}'>━</span>&nbsp;{name.replace(' ', '&nbsp;')}"
+            for group, name in SERIES
+        )
+        self.title.setText(f"Tokens so far: {key}")
+        self.curves = {
+            group: item.plot([], [], name=name, pen=pg.mkPen(colors[group], width=3))
+            for group, name in SERIES
+        }
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.title)
+        lay.addWidget(self.plot, 1)
+        self.source: Callable[[], RunState | None] = lambda: None
+        self._seen: tuple[int, int] = (0, -1)
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(FRAME_MS * 2)  # at most one redraw per two frames
+        self._ticker.timeout.connect(self._tick)
+
+    def bind(self, source: Callable[[], RunState | None]) -> None:
+        """Draw the run ``source()`` returns (the window's current run, live or replayed):
+        polled every two frames while shown (hidden, the chart costs nothing: no timer),
+        redrawn only when events were applied."""
+        self.source = source
+        if self.isVisible():
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        state = self.source()
+        seen = (id(state), state.events_applied if state is not None else -1)
+        if self.isVisible() and seen != self._seen:
+            self._seen = seen
+            self.refresh()
+
+    def data(self) -> dict[Group, list[tuple[float, float]]]:
+        """The curves as drawn: group → ``(seconds, tokens)`` steps (core/token_curves.py)."""
+        state = self.source()
+        if state is None:
+            return {}
+        return {group: token_curve(state.group(group)) for group, _ in SERIES}
+
+    def refresh(self) -> None:
+        """Redraw both curves from the run's traces."""
+        for group, points in self.data().items():
+            self.curves[group].setData([p[0] for p in points], [p[1] for p in points])
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown: draw the current run at once, and follow it."""
+        super().showEvent(event)
+        self._seen = (0, -1)
+        self._tick()
+        self._ticker.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Hidden: stop polling."""
+        super().hideEvent(event)
+        self._ticker.stop()
+
+
+class TokenChartUi:
+    """Puts a :class:`TokenChart` beside ``window``'s timeline (hidden until View → Tokens
+    chart) and keeps it bound to each run, live or replayed."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.chart = TokenChart(window.theme, window.scale)
+        self.chart.hide()
+        timeline = window.timeline
+        parent = timeline.parentWidget()
+        layout = parent.layout() if parent is not None else None
+        assert layout is not None
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        layout.replaceWidget(timeline, self.split)
+        self.split.addWidget(timeline)
+        self.split.addWidget(self.chart)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.action = QAction("Tokens chart (combined vs parallel)", window)
+        self.action.setCheckable(True)
+        self.action.setToolTip("Cumulative tokens over time beside the timeline")
+        self.action.toggled.connect(self.set_shown)
+        menu = getattr(window, "view_menu", None)
+        if menu is not None:
+            menu.addAction(self.action)
+        self.chart.bind(lambda: window.state)
+
+    def set_shown(self, shown: bool) -> None:
+        """Show or hide the chart beside the timeline."""
+        self.action.setChecked(shown)
+        self.chart.setVisible(shown)
+
+    def restyle(self, theme: Theme, scale: float) -> None:
+        """A new chart for ``theme`` at ``scale`` (its fonts are set at construction)."""
+        old = self.chart
+        self.chart = TokenChart(theme, scale)
+        self.split.replaceWidget(1, self.chart)
+        self.chart.setVisible(not old.isHidden())
+        self.chart.bind(lambda: self.window.state)
+        old.hide()
+        old.deleteLater()

@@ -1,0 +1,94 @@
+"""File → Export in the window: every entry is in the menu; the replay shown exports its
+timeline (PNG at 2×, SVG), the window, figures, trace and a GIF under a progress dialog
+whose Cancel stops the render and leaves no file; the window stays usable throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from PySide6.QtGui import QImage
+from ui.conftest import wait_until
+
+from paths import ROOT
+from splitdesk.core.files.recording import load_recording
+from splitdesk.core.files.settings import AppSettings
+
+SHORT = ROOT / "tests" / "fixtures" / "recordings" / "v1.splitdesk.json"  # 0.21 s
+
+
+@pytest.mark.asyncio
+async def test_export_menu_writes_every_kind(make_window: Any, tmp_path: Path) -> None:
+    window = make_window(AppSettings())
+    menu = window.exports
+    assert [a.text() for a in menu.menu.actions() if not a.isSeparator()] == [
+        "Timeline as PNG (2×)…",
+        "Timeline as SVG…",
+        "Window as PNG (2×)…",
+        "Figures as CSV…",
+        "Figures as JSON (bench document)…",
+        "Trace for Perfetto (JSON)…",
+        "Animation as GIF (1280×720, 30 fps)…",
+        "Animation as MP4 (1280×720, 30 fps)…",
+    ]
+    recording = load_recording(SHORT)
+    assert window.recordings.show_recording(recording)
+    driver = window.recordings.replay
+    assert driver.player is not None
+    driver.seek(driver.player.duration)
+
+    plot = window.timeline.plot.getPlotItem().sceneBoundingRect()  # drawn at once, as now
+    await menu.export_timeline_png(tmp_path / "t.png")
+    image = QImage(str(tmp_path / "t.png"))
+    assert (image.width(), image.height()) == (round(plot.width() * 2), round(plot.height() * 2))
+    await menu.export_timeline_svg(tmp_path / "t.svg")
+    assert b"<svg" in (tmp_path / "t.svg").read_bytes()
+    await menu.export_window_png(tmp_path / "w.png")
+    assert QImage(str(tmp_path / "w.png")).width() == window.width() * 2
+    for kind in ("csv", "json", "trace"):
+        await menu.export_data(recording, kind, tmp_path / f"f.{kind}")
+    assert len((tmp_path / "f.csv").read_text().splitlines()) == 1 + len(
+        recording.runs[0].figures["requests"]
+    )
+    assert "traceEvents" in json.loads((tmp_path / "f.trace").read_text())
+    assert "summary" in json.loads((tmp_path / "f.json").read_text())
+
+    task = menu.export_animation(recording, "gif", tmp_path / "a.gif", size=(320, 240), fps=20)
+    assert menu.busy and menu.progress is not None and menu.progress.isVisible()
+    await task
+    assert not menu.busy
+    with Image.open(tmp_path / "a.gif") as im:
+        assert im.n_frames == 6 and im.size == (320, 240)
+    assert "Exported" in window.statusBar().currentMessage()
+
+
+@pytest.mark.asyncio
+async def test_cancel_stops_the_animation_and_leaves_no_file(
+    make_window: Any, tmp_path: Path
+) -> None:
+    window = make_window(AppSettings())
+    menu = window.exports
+    recording = load_recording(SHORT)
+    out = tmp_path / "out"
+    out.mkdir()
+    task = menu.export_animation(recording, "mp4", out / "a.mp4", size=(320, 240), fps=60)
+    dialog = menu.progress
+    assert dialog is not None
+    await wait_until(lambda: dialog.value() >= 1, 20, "the first frame was rendered")
+    dialog.cancel()
+    await asyncio.wait_for(task, 20)
+    assert os.listdir(out) == []
+    assert window.statusBar().currentMessage() == "Animation export cancelled; no file was written."
+    assert not menu.busy and window.run_button.isEnabled()  # the window is still usable
+
+
+@pytest.mark.asyncio
+async def test_nothing_to_export_says_so(make_window: Any) -> None:
+    window = make_window(AppSettings())
+    window.exports.actions["csv"].trigger()
+    assert window.statusBar().currentMessage().startswith("Nothing to export yet")

@@ -1,0 +1,131 @@
+"""Exports are valid files: the timeline PNG decodes at the asked size (2× by default), the
+SVG parses as XML and holds the lane labels (pyqtgraph's exporter with the Qt ≥ 6.11 fix),
+the window PNG is the window at 2×, and GIF/MP4 animations of a replay have the expected
+frame count (± 1) and duration. Real widgets offscreen, real encoders, short recordings
+and small sizes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import xml.dom.minidom
+from pathlib import Path
+
+import imageio_ffmpeg
+import pytest
+from PIL import Image
+from PySide6.QtGui import QImage
+
+from paths import ROOT
+from splitdesk.core.files.recording import load_recording
+from splitdesk.core.files.settings import AppSettings
+from splitdesk.ui.common.theme import DARK
+from splitdesk.ui.render.encoders import EncodeError
+from splitdesk.ui.render.exports import (
+    AnimationOptions,
+    ExportCancelledError,
+    ReplayFrames,
+    frame_count,
+    render_animation,
+    timeline_png,
+    timeline_svg,
+    window_png,
+)
+
+SHORT = ROOT / "tests" / "fixtures" / "recordings" / "v1.splitdesk.json"  # 0.21 s
+BATCHING = ROOT / "resources" / "demos" / "batching.splitdesk.json"
+
+
+@pytest.mark.asyncio
+async def test_timeline_png_svg_and_window_png(qtbot: object, tmp_path: Path) -> None:
+    frames = ReplayFrames(load_recording(BATCHING), 0, (1280, 720), AppSettings(), DARK)
+    try:
+        await frames.frame(frames.duration)
+        timeline = frames.window.timeline
+        plot = timeline.plot.getPlotItem().sceneBoundingRect()
+        size = timeline_png(timeline, tmp_path / "t.png")
+        image = QImage(str(tmp_path / "t.png"))
+        assert (image.width(), image.height()) == size
+        assert size == (round(plot.width() * 2), round(plot.height() * 2))  # 2× for slides
+        assert timeline_png(timeline, tmp_path / "t1.png", 1.0) == (
+            round(plot.width()),
+            round(plot.height()),
+        )
+        timeline_svg(timeline, tmp_path / "t.svg")
+        dom = xml.dom.minidom.parse(str(tmp_path / "t.svg"))  # well-formed XML
+        assert dom.documentElement.tagName == "svg"
+        texts = {
+            "".join(c.data for c in t.childNodes if c.nodeType == c.TEXT_NODE).strip()
+            for t in dom.getElementsByTagName("text")
+        }
+        lanes = timeline.lanes
+        assert len(lanes) == 6 and all(name in texts for name in lanes), (lanes, texts)
+        w, h = window_png(frames.window, tmp_path / "w.png", 2.0)
+        assert (w, h) == (2560, 1440)
+        assert (
+            QImage(str(tmp_path / "w.png")).width(),
+            QImage(str(tmp_path / "w.png")).height(),
+        ) == (w, h)
+        with pytest.raises(OSError, match="does not exist"):
+            timeline_png(timeline, tmp_path / "missing" / "t.png")
+    finally:
+        frames.dispose()
+
+
+@pytest.mark.parametrize("kind", ["gif", "mp4"])
+@pytest.mark.asyncio
+async def test_animation_has_the_expected_frames_and_duration(
+    qtbot: object, tmp_path: Path, kind: str
+) -> None:
+    recording = load_recording(SHORT)
+    duration = recording.runs[0].duration_s
+    fps = 20.0
+    expected = frame_count(duration, fps)
+    assert expected == 6  # 0.21 s at 20 fps: frames at 0, 0.05 … 0.25 (clamped to the end)
+    path = tmp_path / f"run.{kind}"
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> bool:
+        seen.append((done, total))
+        return True
+
+    n = await render_animation(
+        recording, path, AnimationOptions(kind, (320, 240), fps), AppSettings(), DARK,
+        progress=progress,
+    )  # fmt: skip
+    assert n == expected and seen[-1] == (expected, expected)
+    if kind == "gif":
+        with Image.open(path) as im:
+            assert im.size == (320, 240)
+            assert abs(im.n_frames - expected) <= 1
+            total_ms = 0
+            for i in range(im.n_frames):
+                im.seek(i)
+                total_ms += im.info["duration"]
+        assert total_ms / 1000 == pytest.approx(expected / fps, abs=0.01)
+    else:
+        frames, secs = await asyncio.to_thread(imageio_ffmpeg.count_frames_and_secs, str(path))
+        assert abs(frames - expected) <= 1
+        assert secs == pytest.approx(expected / fps, abs=1.5 / fps)
+    assert os.listdir(tmp_path) == [path.name]  # no temporary file left
+
+
+@pytest.mark.asyncio
+async def test_cancel_leaves_no_file_and_caps_are_enforced(qtbot: object, tmp_path: Path) -> None:
+    recording = load_recording(SHORT)
+    path = tmp_path / "run.gif"
+    with pytest.raises(ExportCancelledError):
+        await render_animation(
+            recording, path, AnimationOptions("gif", (320, 240), 20.0), AppSettings(), DARK,
+            progress=lambda done, total: done < 2,
+        )  # fmt: skip
+    assert os.listdir(tmp_path) == []
+    for opts, message in (
+        (AnimationOptions("gif", (320, 240), 90.0), "1-50"),
+        (AnimationOptions("mp4", (321, 240), 30.0), "even"),
+        (AnimationOptions("mp4", (8000, 240), 30.0), "16-3840"),
+        (AnimationOptions("gif", (320, 240), 20.0, run=3), "holds 1 run"),
+    ):
+        with pytest.raises(EncodeError, match=message):
+            await render_animation(recording, path, opts, AppSettings(), DARK)
+    assert os.listdir(tmp_path) == []

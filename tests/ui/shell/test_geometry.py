@@ -1,0 +1,483 @@
+"""The window is legible at every size and N: nothing overlaps, nothing is cut.
+
+Each case lays the real window out offscreen at a screen size and text scale (1024×768,
+1280×720 ×1.5, 1920×1080 ×1.5, 2560×1440 ×2) with N = 2, 5, 8, 16, 32 questions, fills it
+with the events of a real run (recorded once per N from the built-in endpoint over
+loopback HTTP, replayed through a fresh :class:`RunState` exactly as a live run feeds
+it), and checks from widget geometry that toolbar buttons, pane headers, lane names,
+lanes and lane labels neither overlap nor are clipped, and that every parallel pane is on
+screen or reachable through a visible scroll bar and a "+k more" note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from PySide6.QtCore import QPoint, QRect, QRectF
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QLabel, QWidget
+from ui.conftest import wait_signal, wait_until
+
+from splitdesk.core.files.settings import AppSettings
+from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.events import RunEvent
+from splitdesk.core.run.labels import question_label
+from splitdesk.core.run.plans import RunPlan, make_plan
+from splitdesk.core.run.questions import Question, QuestionSet, builtin_sets
+from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CombinedTemplate
+from splitdesk.providers.base import EndpointConfig
+from splitdesk.ui.common.gc import GuiGarbageCollector
+from splitdesk.ui.common.theme import DARK, apply_theme
+from splitdesk.ui.run.controller import RunController
+from splitdesk.ui.shell.main_window import MainWindow
+from splitdesk.ui.stage.panes import ElidedLabel, RequestPane
+
+SIZES = [((1024, 768), 1.0), ((1280, 720), 1.5), ((1920, 1080), 1.5), ((2560, 1440), 2.0)]
+NS = [2, 5, 8, 16, 32]
+
+#: Questions without titles: their labels are derived from the text.
+UNTITLED = [
+    "How does a heat pump move warm air out of a cold garden?",
+    "What makes sourdough bread rise without baker's yeast?",
+    "Why do cats purr when they are content?",
+    "How do noise-cancelling headphones remove sound?",
+    "What is the difference between weather and climate?",
+    "How does GPS work out where my phone is?",
+    "Why does ice float on water?",
+    "How do bees find their way back to the hive?",
+    "What does a compiler do with my source code?",
+    "Why do onions make people cry?",
+    "How does a credit score get calculated?",
+    "What causes the northern lights?",
+    "How do solar panels turn light into electricity?",
+    "Why is the ocean salty but rivers are not?",
+    "How does a vaccine cold chain keep doses usable?",
+    "What makes a bridge able to carry heavy trucks?",
+]
+
+
+def question_set(n: int) -> QuestionSet:
+    """``n`` questions: the built-in sets' titled ones first, then untitled ones."""
+    sets = builtin_sets()
+    titled = [
+        q
+        for key in ("everyday-five", "eight-technical", "three-short")
+        for q in sets[key].questions
+    ]
+    questions = (titled + [Question(text=t) for t in UNTITLED])[:n]
+    assert len(questions) == n
+    return QuestionSet(title=f"{n} questions", questions=questions)
+
+
+_recorded: dict[int, tuple[RunPlan, list[str], list[RunEvent]]] = {}
+
+
+async def recorded_run(sim: Any, n: int) -> tuple[RunPlan, list[str], list[RunEvent]]:
+    """The plan, questions and events of one real side-by-side run of ``n`` questions on
+    the built-in endpoint (short, whole answers), recorded once per ``n`` for every size."""
+    if n not in _recorded:
+        questions = question_set(n).texts
+        plan = make_plan("side-by-side", questions, CombinedTemplate(), None)
+        events: list[RunEvent] = []
+        endpoint = EndpointConfig(sim.openai_base_url, "openai-chat", "splitdesk-sim")
+        await Runner(RunConfig(endpoint), events.append).run(questions, plan)
+        _recorded[n] = (plan, questions, events)
+    return _recorded[n]
+
+
+@pytest.fixture(scope="module")
+def sim_short() -> Iterator[Any]:
+    """The built-in endpoint (batching) with short answers at 8× speed: a 32-question
+    combined reply ends in about two seconds, every answer whole."""
+    from splitdesk.sim.launcher import start_sim
+
+    sim = start_sim("batching", {"speed": 8, "answer_tokens": 24})
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+@pytest_asyncio.fixture
+async def window_at(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
+    """Build a window at a size and text scale (the app's theme applied at that scale as
+    ``splitdesk --scale`` does); closed, and the app's look restored, afterwards."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    saved = (app.font(), app.styleSheet(), app.palette())
+    app.setQuitOnLastWindowClosed(False)  # as in splitdesk.app
+    collector = GuiGarbageCollector()  # as in splitdesk.app: Qt objects die on this thread
+    made: list[MainWindow] = []
+
+    def make(size: tuple[int, int], scale: float, settings: AppSettings) -> MainWindow:
+        apply_theme(app, DARK, scale)
+        window = MainWindow(settings, RunController(), DARK, scale)
+        window.resize(*size)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        if not window._closed:
+            window.close()
+            await wait_signal(window.closed, 10)
+        window.deleteLater()
+    app.setStyleSheet(saved[1])
+    app.setFont(saved[0])
+    app.setPalette(saved[2])
+    collector.stop()
+
+
+async def replay_into(
+    window: MainWindow, plan: RunPlan, questions: list[str], events: list[RunEvent]
+) -> RunState:
+    """Feed a recorded run to ``window`` through its controller's signals, as a live run."""
+    controller = window.controller
+    controller.runPlanned.emit(plan, questions)
+    state = RunState()
+    controller.runStarted.emit(state)
+    for ev in events:
+        state.apply(ev)
+    controller.runFinished.emit(state)
+    await settled(window)
+    return state
+
+
+async def settled(window: MainWindow) -> None:
+    """Wait until the layout stops changing (deferred relayouts and repaints done)."""
+    last: tuple[Any, ...] | None = None
+    same = 0
+
+    def snapshot() -> tuple[Any, ...]:
+        vb = window.timeline.plot.getPlotItem().getViewBox()
+        return (
+            window.grid.viewport().size().toTuple(),
+            window.grid._columns,
+            window.grid.compact,
+            window.grid.more_label.text(),
+            round(vb.height()),
+            window.timeline.lanes_shown,
+            tuple(window.timeline.shown_names),
+            tuple(p.stats.text() for p in window.grid.panes),
+        )
+
+    def stable() -> bool:
+        nonlocal last, same
+        now = snapshot()
+        same = same + 1 if now == last else 0
+        last = now
+        return same >= 3
+
+    await wait_until(stable, 10)
+    await asyncio.sleep(0)
+
+
+def rect_in(widget: QWidget, ancestor: QWidget) -> QRect:
+    """``widget``'s rectangle in ``ancestor``'s coordinates."""
+    return QRect(widget.mapTo(ancestor, widget.rect().topLeft()), widget.size())
+
+
+def assert_disjoint(named: list[tuple[str, QRect | QRectF]], what: str) -> None:
+    for i, (a, ra) in enumerate(named):
+        for b, rb in named[i + 1 :]:
+            inter = QRectF(ra).intersected(QRectF(rb))
+            assert inter.width() < 1 or inter.height() < 1, f"{what}: {a!r} overlaps {b!r}"
+
+
+def text_fits(label: QLabel) -> None:
+    """The label's shown text fits its contents rectangle on one line."""
+    text = label.text()
+    if "<" in text:  # rich text: measure what is shown
+        doc_text = label.property("plain") or QLabel().text()
+        del doc_text
+        from PySide6.QtGui import QTextDocument
+
+        doc = QTextDocument()
+        doc.setHtml(text)
+        text = doc.toPlainText()
+    advance = QFontMetrics(label.font()).horizontalAdvance(text)
+    assert advance <= label.contentsRect().width() + 1, (
+        f"{text!r} needs {advance} px, has {label.contentsRect().width()}"
+    )
+
+
+def check_pane_header(pane: RequestPane, label: str | None) -> None:
+    title = pane.title
+    assert isinstance(title, ElidedLabel)
+    if label is not None:  # figures go before the label is cut
+        assert title.text() == label, f"pane header shows {title.text()!r}, label {label!r}"
+    else:
+        assert title.text() in title._variants, f"header cut: {title.text()!r}"
+    text_fits(title)
+    text_fits(pane.state)
+    stats = pane.stats
+    assert stats.text() == "" or stats.text() in stats._variants, f"figures cut: {stats.text()!r}"
+    text_fits(stats)
+    parts = [
+        ("badge", rect_in(pane.badge, pane)),
+        ("title", rect_in(title, pane)),
+        ("expand", rect_in(pane.focus_button, pane)),
+        ("state", rect_in(pane.state, pane)),  # in the header row when the pane is tight
+    ]
+    if stats.text():
+        parts.append(("figures", rect_in(stats, pane)))
+    assert_disjoint(parts, f"header of {label or 'combined'}")
+    for name, r in parts:
+        assert pane.rect().contains(r), f"{name} sticks out of its pane"
+
+
+def check_toolbar(window: MainWindow) -> None:
+    bar = window.run_button.parentWidget()
+    assert bar is not None
+    widgets = [
+        w
+        for w in bar.findChildren(QWidget)
+        if isinstance(w, QAbstractButton | QComboBox) and w.isVisible() and w.parentWidget() is bar
+    ]
+    for must in (window.run_button, window.stop_button, window.endpoint_button, window.mode):
+        assert must.isVisible(), f"toolbar: {must.objectName() or must.text()} is not shown"
+    for w in widgets:
+        assert w.width() >= w.sizeHint().width(), f"toolbar: {w!r} clipped"
+    assert_disjoint([(repr(w), rect_in(w, bar)) for w in widgets], "toolbar")
+
+
+def check_timeline(window: MainWindow, n: int, labels: list[str]) -> None:
+    timeline = window.timeline
+    assert len(timeline.lanes) == n + 1
+    assert timeline.lanes[1:] == [f"Q{q + 1} {labels[q]}" for q in range(n)]
+    names = timeline.lane_name_rects()
+    assert names, "no lane name shown"
+    for name, _r in names:
+        assert "…" not in name
+    if timeline.packed:
+        # too many lanes to name one by one: the parallel ones are one block, "Parallel
+        # (N)", and every lane is in sight (the combined bar and all N parallel bars)
+        groups = timeline.lane_groups
+        assert groups.count("parallel") == n
+        shown = [name for name, _r in names]
+        assert f"Parallel ({n})" in shown
+        own = [timeline.lanes[i] for i, g in enumerate(groups) if g != "parallel"]
+        rest = [x for x in shown if x != f"Parallel ({n})"]
+        assert len(rest) == len(own)
+        for name, full in zip(rest, own, strict=True):
+            assert name in (full, full.replace(" in 1)", ")")), name
+        assert timeline.lanes_shown == len(timeline.lanes) and not timeline.lane_bar.isVisible()
+        packed = [r for i, r in timeline.lane_rects() if groups[i] == "parallel"]
+        assert len(packed) == n and all(r.height() >= 1.5 for r in packed), (
+            f"packed lanes too thin to see: {[round(r.height(), 1) for r in packed]}"
+        )
+    else:
+        for lane, (name, _r) in enumerate(names, start=timeline.lane_top):
+            full = timeline.lanes[lane]
+            assert name in (full, full.split(" ", 1)[0], full.replace(" in 1)", ")")), name
+    assert_disjoint([(n_, r) for n_, r in names], "lane names")
+    axis = timeline.plot.getPlotItem().getAxis("left")
+    left = axis.sceneBoundingRect().left()
+    for name, r in names:
+        assert r.left() >= left - 0.5, f"lane name {name!r} cut by the axis edge"
+    lanes = timeline.lane_rects()
+    assert_disjoint([(str(i), r) for i, r in lanes], "lanes")
+    vb = timeline.plot.getPlotItem().getViewBox().sceneBoundingRect()
+    for i, r in lanes:
+        assert vb.top() - 0.5 <= r.top() and r.bottom() <= vb.bottom() + 0.5, f"lane {i} cut"
+    texts = [(t, r) for t, r in timeline.text_rects() if vb.intersects(r)]
+    assert_disjoint(texts, "timeline labels")
+    for t, r in texts:
+        assert r.right() <= vb.right() + 1, f"{t!r} cut at the right edge"
+    if timeline.lanes_shown < len(timeline.lanes):  # the rest is reachable, visibly
+        assert not timeline.packed
+        assert timeline.lane_bar.isVisible()
+        assert timeline.lane_bar.maximum() == len(timeline.lanes) - timeline.lanes_shown
+    else:
+        assert not timeline.lane_bar.isVisible()
+
+
+def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
+    grid = window.grid
+    assert len(grid.panes) == n
+    inner = grid.widget()
+    assert inner.width() <= grid.viewport().width(), "panes wider than the grid: cut at its edge"
+    assert_disjoint([(p.badge.text(), rect_in(p, inner)) for p in grid.panes], "panes")
+    hidden = grid.hidden_panes()
+    for q, pane in enumerate(grid.panes):
+        if pane not in hidden:
+            check_pane_header(pane, labels[q])
+            assert pane.text.toPlainText(), f"Q{q + 1} shows no text"
+    if hidden:  # reachable in a way the screen shows
+        assert grid.verticalScrollBar().isVisible(), f"{len(hidden)} panes out of sight, no bar"
+        assert grid.more_label.isVisible()
+        assert grid.more_label.text().startswith(f"+{len(hidden)} more")
+        text_fits(grid.more_label)
+    else:
+        assert not grid.more_label.isVisible()
+    if n > 8:
+        assert grid.compact, "many panes are compact"
+
+
+def check_summary(window: MainWindow) -> None:
+    """Every line of the summary strip is shown whole, above the status bar."""
+    summary = window.summary
+    strip = rect_in(summary, window)
+    assert strip.bottom() < window.statusBar().geometry().top(), "summary below the window"
+    for label in summary.findChildren(QLabel):
+        if label.isVisible() and label.text():
+            r = rect_in(label, summary)
+            assert summary.rect().contains(r), f"{label.text()[:40]!r} sticks out of the strip"
+            need = label.heightForWidth(label.width())
+            assert label.height() >= need, f"{label.text()[:40]!r} cut: {label.height()} < {need}"
+
+
+def check_text_sizes(window: MainWindow) -> None:
+    """The headline is the biggest text on screen; the payoff line is second."""
+    summary = window.summary
+    assert summary.payoff.isVisible() and "appeared after" in summary.payoff.text()
+
+    def height(w: QWidget) -> int:
+        return QFontMetrics(w.font()).height()
+
+    others = [
+        w
+        for w in window.findChildren(QWidget)
+        if isinstance(w, QLabel | QAbstractButton | QComboBox)
+        and w.isVisible()
+        and w not in (summary.headline, summary.payoff)
+    ]
+    biggest = max(others, key=height)
+    assert height(summary.headline) > height(summary.payoff) > height(biggest), (
+        f"headline {height(summary.headline)} px, payoff {height(summary.payoff)} px, "
+        f"{biggest!r} {height(biggest)} px"
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize(("size", "scale"), SIZES, ids=lambda v: str(v))
+async def test_every_size_and_n_is_legible(
+    sim_short: Any, window_at: Any, size: tuple[int, int], scale: float, n: int
+) -> None:
+    plan, questions, events = await recorded_run(sim_short, n)
+    qs = question_set(n)
+    window = window_at(size, scale, AppSettings(question_set=qs))
+    await replay_into(window, plan, questions, events)
+    labels = [question_label(q.text, q.title) for q in qs.questions]
+    # the sidebar hides itself on a narrow window (a projector) until the user chooses
+    assert window.sidebar.isVisible() == (size[0] >= 1000 * scale)
+    check_toolbar(window)
+    combined = [p for p in window.panes.values() if p not in window.grid.panes]
+    assert len(combined) == 1
+    check_pane_header(combined[0], None)
+    check_grid(window, n, labels)
+    check_timeline(window, n, labels)
+    # the key picture: the combined bar and every parallel bar in sight, named one by one
+    # or packed into one "Parallel (N)" block, never scrolled away
+    timeline = window.timeline
+    assert timeline.lanes_shown == len(timeline.lanes), (
+        f"{timeline.lanes_shown} of {len(timeline.lanes)} lanes in sight"
+    )
+    check_summary(window)
+    check_text_sizes(window)
+
+
+@pytest.mark.asyncio
+async def test_the_sidebar_choice_is_remembered(window_at: Any) -> None:
+    window = window_at((1920, 1080), 1.0, AppSettings())
+    await wait_until(lambda: window._sized, 5)
+    assert window.sidebar.isVisible() and window.settings.sidebar_collapsed is None
+    window.sidebar_button.click()
+    assert not window.sidebar.isVisible()
+    assert window._persisted().sidebar_collapsed is True
+    again = window_at((1920, 1080), 1.0, window._persisted())
+    await wait_until(lambda: again._sized, 5)
+    assert not again.sidebar.isVisible()
+    again.endpoint_button.click()  # choosing the endpoint brings the sidebar back
+    assert again.sidebar.isVisible() and again.sidebar.currentIndex() == 1
+    assert again._persisted().sidebar_collapsed is False
+
+
+def assert_whole_lines(pane: RequestPane) -> None:
+    """The pane's text area shows whole lines only: the last line in sight ends inside it
+    (a line's last 2 px are leading below the descenders)."""
+    text = pane.text
+    viewport = text.viewport()
+    last = text.cursorRect(text.cursorForPosition(QPoint(2, viewport.height() - 1)))
+    assert last.bottom() <= viewport.height() + 1, (
+        f"{pane.badge.text()}: a line from y={last.top()} to {last.bottom()} is cut at "
+        f"{viewport.height()} px"
+    )
+    spare = text.viewportMargins().bottom()  # less than a line stays empty, never more
+    assert spare < text.line_pitch(), f"{pane.badge.text()}: {spare} px left empty below"
+
+
+@pytest.mark.asyncio
+async def test_a_projector_shows_every_lane_at_five_questions(
+    sim_short: Any, window_at: Any
+) -> None:
+    """1280×720 ×1.5 with 5 questions and the server lane polling the built-in endpoint's
+    /metrics: the timeline shows all 6 lanes without scrolling; the server lane gives way
+    (folded or hidden, and View → Server lane says so); a parallel pane stays in sight and
+    every pane in sight shows whole lines of text."""
+    plan, questions, events = await recorded_run(sim_short, 5)
+    window = window_at((1280, 720), 1.5, AppSettings(question_set=question_set(5)))
+    controller = window.controller
+    controller.runPlanned.emit(plan, questions)
+    state = RunState()
+    controller.runStarted.emit(state)
+    lane = window.server_lane
+    lane.start(state, window.endpoint.settings(), sim_short.url)  # as a live run on the sim
+    assert lane.polling()
+    for ev in events:
+        state.apply(ev)
+    controller.runFinished.emit(state)
+    await settled(window)
+    timeline = window.timeline
+    assert len(timeline.lanes) == 6
+    assert timeline.lanes_shown == 6 and timeline.lane_top == 0, (
+        f"{timeline.lanes_shown} of 6 lanes in sight"
+    )
+    assert not timeline.lane_bar.isVisible()
+    check_timeline(window, 5, [question_label(q.text, q.title) for q in question_set(5).questions])
+    assert lane.fold in ("line", "off")
+    assert lane.isVisible() == (lane.fold == "line")
+    assert lane.action.isChecked() == (lane.fold == "line")
+    hidden = window.grid.hidden_panes()
+    assert len(hidden) < 5, "no parallel pane in sight"
+    check_summary(window)
+    for pane in window.panes.values():
+        if pane.isVisible() and pane not in hidden:
+            assert_whole_lines(pane)
+    # the user's choice wins: View → Server lane shows it whole; the lanes then scroll
+    lane.action.trigger()
+    await settled(window)
+    assert lane.fold == "open" and lane.fold_by_user == "open" and lane.isVisible()
+    assert lane.plot.isVisible()
+    if timeline.lanes_shown < 6:
+        assert timeline.lane_bar.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_dependent_questions_leave_no_empty_parallel_column(
+    sim_short: Any, window_at: Any
+) -> None:
+    """Combined vs the chain (dependent questions) has no parallel request: the parallel
+    column is hidden and the combined and sequential panes take the width; the next
+    side-by-side run brings it back."""
+    window = window_at((1920, 1080), 1.5, AppSettings())
+    questions = question_set(2).texts
+    plan = make_plan("dependent", questions, CombinedTemplate(), None)
+    window.controller.runPlanned.emit(plan, questions)
+    await settled(window)
+    right = window.grid.parentWidget()
+    assert right is not None and not right.isVisible()
+    left = window.pane_split.widget(0)
+    assert left.width() >= window.pane_split.width() - 2, "the panes do not take the width"
+    assert len(set(window.panes.values())) == 2  # combined, and one pane for the chain
+    side = make_plan("side-by-side", questions, CombinedTemplate(), None)
+    window.controller.runPlanned.emit(side, questions)
+    await settled(window)
+    assert right.isVisible() and len(window.grid.panes) == 2
