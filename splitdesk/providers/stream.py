@@ -43,6 +43,7 @@ from splitdesk.providers.base import (
     StreamDecoder,
     error_message,
 )
+from splitdesk.providers.retry_after import parse_retry_after, retry_hint
 from splitdesk.providers.sse import ERROR_FIELD, EventStream
 
 #: A UTF-8 byte-order mark: dropped where a body begins with one (RFC 8259 §8.1 lets a
@@ -77,24 +78,6 @@ def is_html(content_type: str, body: str) -> bool:
     return "html" in content_type or head.startswith(("<!doctype html", "<html"))
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` (Azure OpenAI, precise) or ``Retry-After``
-    (RFC 9110 §10.2.3, delay-seconds form), else None."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None  # an HTTP date: rare for APIs; the message still says 429
-
-
 def http_error(
     status: int, reason: str, headers: httpx.Headers, body: str, host: str
 ) -> RequestError:
@@ -113,16 +96,15 @@ def http_error(
         detail = error_message(body)
     else:
         detail = reason or "no body"
-    retry = _retry_after(headers) if status in (429, 503) else None
+    wait = parse_retry_after(headers) if status in (429, 503) else None
+    retry = wait.seconds if wait is not None else None
     hint = ""
     if status in (401, 403):
         hint = f" — check the API key for {host}"
     elif status == 404:
         hint = " — unknown model or wrong base URL; list the models to check"
     elif status == 429:
-        hint = (
-            f" — rate limited; retry after {retry:g} s" if retry is not None else " — rate limited"
-        )
+        hint = f" — {retry_hint(wait)}"
     elif status >= 500:
         hint = " — the server failed; try again later"
     return RequestError(ErrorKind.HTTP, _clip(f"HTTP {status}: {detail}{hint}", 300), status, retry)

@@ -62,6 +62,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from splitdesk.providers.retry_after import MAX_RETRY_AFTER_S
 from splitdesk.providers.stream import iter_deltas, read_capped
 
 # httpcore imports anyio lazily, on the first request of the process: ~70 ms that would be
@@ -484,9 +485,9 @@ class Runner:
                     and last_text_t is None
                 ):
                     delay = (
-                        error.retry_after_s
+                        error.retry_after_s  # already capped (providers/retry_after.py)
                         if error.retry_after_s is not None
-                        else self.config.backoff_s * 2**attempt
+                        else min(MAX_RETRY_AFTER_S, self.config.backoff_s * 2.0 ** min(attempt, 30))
                     )
                     attempt += 1
                     self.emit(RequestRetrying(t_end, i, attempt, delay, error))
