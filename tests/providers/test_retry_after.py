@@ -11,8 +11,8 @@ import math
 import time
 
 import pytest
-
 from loopback import Connections
+
 from splitdesk.core.files.report import BenchRun, bench_document
 from splitdesk.core.measure.runner import RunConfig, Runner
 from splitdesk.core.run.events import RequestRetrying
