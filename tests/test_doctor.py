@@ -195,3 +195,17 @@ def test_a_child_that_cannot_import_is_named_with_its_own_error_not_qt_or_a_fire
         assert "\n" not in f.detail and "File " not in f.detail, f  # one line, no traceback
         assert "reinstall splitdesk" in (f.fix or ""), f
         assert "firewall" not in (f.fix or "") and "libraries Qt" not in (f.fix or ""), f
+
+
+def test_no_proxy_ranges_exempt_loopback_and_unreadable_entries_are_a_note() -> None:
+    """An IPv4 range covering 127.0.0.1 exempts the built-in endpoint (httpx's own reading
+    did not know ranges, and raised on the IPv6 one); an entry no form reads is named."""
+    proc = doctor(
+        "--skip-endpoint",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="fd00::/8,127.0.0.0/8,host:notaport",
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "also applies to 127.0.0.1" not in proc.stdout, proc.stdout
+    (note,) = lines_with(proc.stdout, "note", "proxy")
+    assert note.endswith("are ignored: host:notaport")

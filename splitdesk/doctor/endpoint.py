@@ -19,6 +19,7 @@ def check_endpoint() -> list[Finding]:
 def _check_builtin_endpoint() -> list[Finding]:
     import httpx
 
+    from splitdesk.core.measure.netenv import client_settings
     from splitdesk.sim.launcher import SimStartError, start_sim
 
     out: list[Finding] = []
@@ -37,7 +38,10 @@ def _check_builtin_endpoint() -> list[Finding]:
         return [Finding("endpoint", "problem", f"the built-in endpoint did not start: {exc}", fix)]
     started = time.perf_counter() - t0
     try:
-        with httpx.Client(timeout=15.0, trust_env=True) as client:
+        net = client_settings(sim.url)  # the environment's proxy rules, as a run applies them
+        with httpx.Client(
+            timeout=15.0, verify=net.verify, trust_env=net.trust_env, proxy=net.proxy
+        ) as client:
             model = client.get(f"{sim.openai_base_url}/models").json()["data"][0]["id"]
             reply = client.post(
                 f"{sim.openai_base_url}/chat/completions",
