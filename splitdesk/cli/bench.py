@@ -105,12 +105,16 @@ def run_bench_command(
     endpoint = args.endpoint
     if endpoint != "builtin":
         from splitdesk.core.measure.runner import check_url, redact
+        from splitdesk.core.measure.urls import base_url_problem
 
+        shown = redact(endpoint, None)
         try:
             check_url(endpoint)
         except ValueError as exc:
-            shown = redact(endpoint, None)
             return fail(f"--endpoint {shown!r}: {exc} (expected 'builtin' or an http(s):// URL)")
+        wrong_path = base_url_problem(endpoint, args.api)
+        if wrong_path is not None:
+            return fail(f"--endpoint {shown!r}: {wrong_path}")
     opts = BenchOptions(
         questions=questions,
         endpoint=endpoint,

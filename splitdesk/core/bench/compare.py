@@ -42,7 +42,7 @@ from splitdesk.core.bench.repeats import (
     repeats_json,
     with_nonce,
 )
-from splitdesk.core.bench.table import format_table
+from splitdesk.core.bench.table import failure_lines, format_table
 from splitdesk.core.files.recording import (
     RecordingError,
     keep_events,
@@ -106,7 +106,8 @@ async def discover_model(endpoint: EndpointConfig) -> str:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params
             )
-            response.raise_for_status()
+            if response.is_error:  # its own words, not httpx's (which add a web-docs link)
+                raise ValueError(f"HTTP {response.status_code} {response.reason_phrase}")
             models = provider.parse_models(response.json())
     except httpx.TransportError as exc:
         problem = classify_transport_error(exc, endpoint, 10.0)
@@ -329,15 +330,21 @@ def run_bench(
         doc["cost"], cost_lines = cost_document(
             [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
         )
-        table = "\n".join(
-            [
-                format_table(doc, runs),
-                *summary_lines(doc["summary"]),
-                *cost_lines,
-                opts.client.describe(),
-                repeats.line(),
-            ]
-        )
+        traces = [t for r in runs for t in r.state.requests]
+        if traces and all(t.outcome == "failed" and t.t_headers is None for t in traces):
+            # Nothing answered (unreachable, refused, a setup problem): the cause, once per
+            # distinct error, not a table of dashes (the JSON still has every request).
+            table = "\n".join([format_table(doc, runs).splitlines()[0], *failure_lines(traces)])
+        else:
+            table = "\n".join(
+                [
+                    format_table(doc, runs),
+                    *summary_lines(doc["summary"]),
+                    *cost_lines,
+                    opts.client.describe(),
+                    repeats.line(),
+                ]
+            )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if not write_document(table, text, opts.json_path, out, err, "bench"):
             return 1
