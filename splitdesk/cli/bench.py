@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ def run_bench_command(
     sweep`` shares every bench option this way) and may raise ``BenchError``."""
     from splitdesk.core.bench.compare import BenchError, run_bench
     from splitdesk.core.bench.options import BenchOptions
+    from splitdesk.core.files.atomic import input_problem, output_problem, same_file
     from splitdesk.core.measure.client_pattern import ClientPattern
     from splitdesk.core.measure.runner import Timeouts
     from splitdesk.core.run.questions import (
@@ -87,15 +87,18 @@ def run_bench_command(
         math.isfinite(args.temperature) and args.temperature >= 0
     ):
         return fail(f"--temperature must be >= 0 (got {args.temperature})")
-    if args.json_path and args.json_path != "-":
-        target = Path(args.json_path)
-        folder = target.parent if str(target.parent) else Path(".")
-        if target.is_dir():
-            return fail(f"--json {args.json_path}: is a folder; give a file name")
-        if not folder.is_dir():
-            return fail(f"--json {args.json_path}: folder {folder} does not exist")
-        if not os.access(folder, os.W_OK):
-            return fail(f"--json {args.json_path}: folder {folder} is not writable")
+    # Every path an option names, checked before anything is sent: a run of minutes must
+    # not end in a file it cannot write (core/files/atomic.py).
+    outputs = {"--json": args.json_path if args.json_path != "-" else None}
+    outputs["--record"] = getattr(args, "record_path", None)
+    for flag, target in outputs.items():
+        if target and (problem := output_problem(Path(target))):
+            return fail(f"{flag} {target}: {problem}")
+    named = [(flag, Path(target)) for flag, target in outputs.items() if target]
+    if len(named) == 2 and same_file(named[0][1], named[1][1]):
+        return fail(f"--json and --record name one file ({named[0][1]}): give each its own")
+    if args.ca_bundle and (problem := input_problem(Path(args.ca_bundle), "CA bundle")):
+        return fail(f"--ca-bundle {args.ca_bundle}: {problem}")
     sim_params: dict[str, str] = {}
     for item in args.sim_param:
         name, sep, value = item.partition("=")

@@ -43,6 +43,7 @@ from splitdesk.core.bench.repeats import (
     with_nonce,
 )
 from splitdesk.core.bench.table import failure_lines, format_table
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import (
     RecordingError,
     keep_events,
@@ -217,7 +218,7 @@ def write_document(
     print(table, file=out)
     if json_path:
         try:
-            Path(json_path).write_text(text + "\n", encoding="utf-8")
+            write_atomic(Path(json_path), text + "\n")
         except OSError as exc:
             print(f"splitdesk {command}: cannot write {json_path}: {exc}", file=err)
             return False

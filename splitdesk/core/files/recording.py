@@ -48,7 +48,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import weakref
 import zlib
 from collections.abc import Callable, Iterable, Sequence
@@ -69,6 +68,7 @@ from pydantic import (
 
 from splitdesk import __version__
 from splitdesk.core.analyse.metrics import request_metrics, summarize
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
 from splitdesk.core.run.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
@@ -93,8 +93,6 @@ GZIP_ABOVE = 1_000_000
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_JSON_BYTES = 1024 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
-_UMASK = os.umask(0o022)  # read once (os.umask can only be read by setting it)
-os.umask(_UMASK)
 
 
 class RecordingError(Exception):
@@ -534,24 +532,10 @@ def save_recording(
 
 
 def _write_atomic(path: Path, data: bytes) -> int:
-    folder = path.parent if str(path.parent) else Path(".")
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would create it, not mkstemp's 0600
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
+        return write_atomic(path, data)
     except OSError as exc:
         raise RecordingError(f"{path}: could not save: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    return len(data)
 
 
 # -- the auto-save folder ----------------------------------------------------------------------

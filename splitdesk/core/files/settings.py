@@ -25,8 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Collection, Iterator
@@ -37,6 +35,7 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.questions import QuestionSet
 
@@ -174,7 +173,7 @@ def _backup(path: Path) -> Path | None:
         n += 1
         target = path.with_name(f"{path.name}.bad-{stamp}-{n}")
     try:
-        shutil.copy2(path, target)
+        write_atomic(target, path.read_bytes())
     except OSError:
         try:  # unreadable: a rename needs only the folder to be writable
             path.replace(target)
@@ -277,14 +276,4 @@ def save_settings(settings: AppSettings, path: Path | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = settings.model_dump_json(indent=2).encode("utf-8")
     with _one_writer(path.parent):
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, data)

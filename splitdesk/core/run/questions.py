@@ -254,11 +254,11 @@ def dump_question_set(qs: QuestionSet) -> str:
 
 
 def save_question_set(qs: QuestionSet, path: Path) -> None:
-    """Write ``qs`` as TOML, atomically (temp file then rename). Blocking: call off the GUI
-    thread. Raises ``OSError``."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dump_question_set(qs), encoding="utf-8")
-    tmp.replace(path)
+    """Write ``qs`` as TOML, atomically (:mod:`splitdesk.core.files.atomic`). Blocking: call
+    off the GUI thread. Raises ``OSError``."""
+    from splitdesk.core.files.atomic import write_atomic
+
+    write_atomic(path, dump_question_set(qs))
 
 
 def builtin_sets() -> dict[str, QuestionSet]:

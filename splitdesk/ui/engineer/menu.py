@@ -210,5 +210,5 @@ class EngineerMenu:
         options = RepeatOptions(repeat=options) if isinstance(options, int) else options
         self.repeat_options = options
         self.session = RepeatSession(self.window, options)
-        spawn(self.session.run())
+        spawn(self.session.run(), "repeats", ends_with_window=True)
         return self.session
