@@ -4,6 +4,7 @@ its file). And two outputs may not name one file."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ def splitdesk(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
         text=True,
         timeout=120,
         check=False,
-        env={"QT_QPA_PLATFORM": "offscreen", **__import__("os").environ},
+        env={"QT_QPA_PLATFORM": "offscreen", **os.environ},
     )
     return proc, time.monotonic() - t0
 
@@ -36,8 +37,13 @@ def splitdesk(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
         (["bench", "--record", "{tmp}"], "is a folder"),
         (["bench", "--json", "{tmp}/missing/out.json"], "does not exist"),
         (
-            ["bench", "--endpoint", "https://127.0.0.1:9/v1", "--model", "m"]
-            + ["--ca-bundle", "{tmp}/no-such-ca.pem"],
+            [
+                "bench",
+                "--endpoint",
+                "https://127.0.0.1:9/v1",
+                "--ca-bundle",
+                "{tmp}/no-such-ca.pem",
+            ],
             "--ca-bundle {tmp}/no-such-ca.pem: does not exist",
         ),
         (
