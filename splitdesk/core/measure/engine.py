@@ -48,6 +48,10 @@ from splitdesk.core.run.plans import RunPlan
 
 log = logging.getLogger(__name__)
 
+#: The longest command line the engine process reads (bytes): its stdin reader's limit
+#: (``engine_worker.serve``). A run's command holds its questions, prompts and plan.
+MAX_COMMAND_BYTES = 64 * 1024 * 1024
+
 T = TypeVar("T")
 
 #: GIL switch interval while an engine thread runs (s): the engine thread waits at most
@@ -257,11 +261,18 @@ class EngineProcess:
             self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
 
     def send(self, command: RunCommand | ReleaseCommand | CancelCommand) -> None:
-        """Write one command line (:mod:`splitdesk.core.measure.engine_protocol`)."""
+        """Write one command line (:mod:`splitdesk.core.measure.engine_protocol`). Raises
+        ``RuntimeError`` when the process is not running, ``ValueError`` for a command
+        longer than :data:`MAX_COMMAND_BYTES` (sent, it would be refused by the worker)."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.poll() is not None:
             raise RuntimeError("the engine process is not running")
         data = encode(command) + b"\n"
+        if len(data) > MAX_COMMAND_BYTES:
+            raise ValueError(
+                f"the run is {len(data) / 1e6:.0f} MB as one engine command; the engine takes "
+                f"at most {MAX_COMMAND_BYTES / 1e6:.0f} MB (fewer or shorter questions)"
+            )
         with self._lock:
             proc.stdin.write(data)
             proc.stdin.flush()
