@@ -55,12 +55,17 @@ def splitdesk(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
         (["replay", str(DEMO), "--screenshot", "{tmp}/missing/shot.png"], "--screenshot"),
         (["export", str(DEMO), "--csv", "{tmp}/a.csv", "--json", "{tmp}/a.csv"], "same file"),
         (["export", str(DEMO), "--png", "{tmp}/t.png", "--window-png", "{tmp}/t.png"], "same"),
-        (["export", str(DEMO), "--json", str(DEMO)], "the recording names the same file"),
+        (
+            ["export", "{tmp}/demo.json", "--json", "{tmp}/demo.json"],
+            "the recording names the same",
+        ),
     ],
 )
 def test_a_path_that_cannot_work_is_refused_before_anything_runs(
     tmp_path: Path, args: list[str], words: str
 ) -> None:
+    source = tmp_path / "demo.json"  # a copy: an export over its own input must not touch it
+    source.write_bytes(DEMO.read_bytes())
     given = [a.replace("{tmp}", str(tmp_path)) for a in args]
     proc, took = splitdesk(*given)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -68,5 +73,7 @@ def test_a_path_that_cannot_work_is_refused_before_anything_runs(
     assert len(lines) == 1, proc.stderr
     assert words.replace("{tmp}", str(tmp_path)) in lines[0]
     assert "running" not in proc.stderr and "Traceback" not in proc.stderr
-    assert not any(p.is_file() and p.suffix != "" for p in tmp_path.rglob("*")), "nothing written"
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p != source]
+    assert written == [], "nothing written"
+    assert source.read_bytes() == DEMO.read_bytes()
     assert took < 60
