@@ -169,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
         recording = load_recording(path)
     except RecordingError as exc:
         return _fail(str(exc))
+    if recording.read_only_note:  # a newer splitdesk's file: one line, then it exports
+        print(f"splitdesk export: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         return _fail(f"--run {args.run}: {path} holds {len(recording.runs)} run(s)")
     if ("gif" in asked or "mp4" in asked) and args.fps > 60:

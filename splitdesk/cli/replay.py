@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         print(f"splitdesk replay: error: {exc}", file=sys.stderr)
         return 2
+    if recording.read_only_note:  # a newer splitdesk's file: one line, then it replays
+        print(f"splitdesk replay: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         print(
             f"splitdesk replay: error: --run {args.run}: {path} holds {len(recording.runs)} run(s)",
