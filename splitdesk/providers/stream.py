@@ -228,6 +228,22 @@ async def _whole_body(
         yield delta
 
 
+async def _cut(response: httpx.Response) -> bool:
+    """The response's last event arrived (DESIGN.md, "Every stream judged at its end"):
+    close its connection, so that a server or proxy holding the response open cannot keep
+    the request waiting for the close or the read timeout. The read loop then runs on to
+    the read error that follows, inside this task: every generator between here and the
+    socket (httpx's, httpcore's) ends as at a normal end of body, none is left suspended
+    for the garbage collector to finish outside its task or loop. Returns False when the
+    transport exposes no network stream (a test's mock transport): leave the loop then."""
+    stream = response.extensions.get("network_stream")
+    if stream is None:
+        return False
+    with contextlib.suppress(Exception):
+        await stream.aclose()
+    return True
+
+
 #: what a decoder raises for a malformed event (:meth:`StreamDecoder.on_event`)
 _MALFORMED = (ValueError, KeyError, TypeError, AttributeError)
 
@@ -266,41 +282,44 @@ async def _sse(
     # bound once: this loop runs per event, thousands of times a second
     decode_text, feed = utf8.decode, events.feed
     on_event, is_terminator = decoder.on_event, decoder.is_terminator
-    async with contextlib.aclosing(_stream_reads(response)) as reads:
-        async for chunk in reads:
-            t_ns = clock()
-            text = decode_text(chunk)
-            if not text:
-                continue
-            if len(head) < 200:
-                head += text[:200]
-            for event, data in feed(text):
-                saw_event = True
-                if event == ERROR_FIELD:
-                    for delta in decoder.on_sse_error_field(data, t_ns):
+    try:
+        async with contextlib.aclosing(_stream_reads(response)) as reads:
+            async for chunk in reads:
+                if ended:
+                    continue  # read after the last event (the connection is being cut)
+                t_ns = clock()
+                text = decode_text(chunk)
+                if not text:
+                    continue
+                if len(head) < 200:
+                    head += text[:200]
+                for event, data in feed(text):
+                    saw_event = True
+                    if event == ERROR_FIELD:
+                        for delta in decoder.on_sse_error_field(data, t_ns):
+                            yield delta
+                            if isinstance(delta, ErrorDelta):
+                                return
+                        continue
+                    if is_terminator(data):
+                        done = ended = True
+                        break
+                    try:  # _decode, inlined
+                        deltas = on_event(data, event, t_ns)
+                    except _MALFORMED as exc:
+                        deltas = _malformed(t_ns, exc, data)
+                    for delta in deltas:
                         yield delta
                         if isinstance(delta, ErrorDelta):
                             return
-                    continue
-                if is_terminator(data):
-                    done = ended = True
-                    break
-                try:  # _decode, inlined
-                    deltas = on_event(data, event, t_ns)
-                except _MALFORMED as exc:
-                    deltas = _malformed(t_ns, exc, data)
-                for delta in deltas:
-                    yield delta
-                    if isinstance(delta, ErrorDelta):
-                        return
-                if decoder.final:
-                    ended = True
-                    break
-            if ended:
-                # Nothing more is expected (DESIGN.md, "Every stream judged at its end"): a
-                # server or proxy that holds the response open after it must not keep the
-                # request waiting for the close or the read timeout.
-                break
+                    if decoder.final:
+                        ended = True
+                        break
+                if ended and not await _cut(response):
+                    break  # nothing to cut: leave the loop (its generators are plain)
+    except httpx.TransportError:
+        if not ended:
+            raise  # a transport failure before the last event: the caller classifies it
     if not ended:
         # The body ended without a terminator: an event missing its blank line still counts.
         tail = utf8.decode(b"", final=True)
@@ -327,27 +346,39 @@ async def _ndjson(
     buffer = b""
     t_ns = clock()
     first = True
-    async with contextlib.aclosing(_stream_reads(response)) as reads:
-        async for chunk in reads:
-            t_ns = clock()
-            buffer += chunk
-            if b"\n" not in chunk:
-                continue
-            *complete, buffer = buffer.split(b"\n")
-            for raw in complete:
-                if first:
-                    raw, first = raw.removeprefix(_BOM_BYTES), False
-                line = raw.decode("utf-8", errors="replace").strip()
-                if not line:
+    ended = False  # the done line arrived: the request ends there (module doc)
+    try:
+        async with contextlib.aclosing(_stream_reads(response)) as reads:
+            async for chunk in reads:
+                if ended:
+                    continue  # read after the last line (the connection is being cut)
+                t_ns = clock()
+                buffer += chunk
+                if b"\n" not in chunk:
                     continue
-                for delta in _decode(decoder, line, "", t_ns):
-                    yield delta
-                    if isinstance(delta, ErrorDelta):
-                        return
-                if decoder.final:  # the done line: the request ends here (module doc)
-                    for delta in decoder.on_end(t_ns, False):
+                *complete, buffer = buffer.split(b"\n")
+                for raw in complete:
+                    if first:
+                        raw, first = raw.removeprefix(_BOM_BYTES), False
+                    line = raw.decode("utf-8", errors="replace").strip()
+                    if not line:
+                        continue
+                    for delta in _decode(decoder, line, "", t_ns):
                         yield delta
-                    return
+                        if isinstance(delta, ErrorDelta):
+                            return
+                    if decoder.final:
+                        ended = True
+                        break
+                if ended and not await _cut(response):
+                    break
+    except httpx.TransportError:
+        if not ended:
+            raise
+    if ended:
+        for delta in decoder.on_end(t_ns, False):
+            yield delta
+        return
     if first:
         buffer = buffer.removeprefix(_BOM_BYTES)
     line = buffer.decode("utf-8", errors="replace").strip()
