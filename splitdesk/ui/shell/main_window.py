@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -76,6 +76,9 @@ MODES: dict[str, Mode] = {
 
 #: The settings a scenario replaces (:meth:`MainWindow._persisted` keeps the user's own).
 SCENARIO_INPUTS = ("endpoint", "mode", "with_sequential", "question_set")
+
+#: The most of the window's height a dock under the stage takes when it opens.
+DOCK_SHARE = 0.25
 
 #: What the empty stage says in the window (presentation mode names its own keys).
 IDLE_TEXT = "Press ▶ Run (Ctrl+Enter) to send the questions both ways."
@@ -395,8 +398,19 @@ class MainWindow(QMainWindow):
         self.addToolBar(bar)
 
     def add_dock(self, dock: QDockWidget) -> None:
-        """``dock`` under the stage."""
+        """``dock`` under the stage. Shown, it takes at most :data:`DOCK_SHARE` of the
+        window's height: the stage keeps room for the timeline's lanes (a history dock at
+        its own size left a 1280 × 720 window's timeline one lane)."""
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        dock.visibilityChanged.connect(lambda shown: self._fit_dock(dock) if shown else None)
+
+    def _fit_dock(self, dock: QDockWidget) -> None:
+        def fit() -> None:
+            if dock.isVisible() and not dock.isFloating():
+                height = min(dock.sizeHint().height(), int(self.height() * DOCK_SHARE))
+                self.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+
+        QTimer.singleShot(0, self, fit)  # once the dock area has laid the dock out
 
     def current_recording(self) -> Recording | None:
         """The replay shown, else the session's last run."""

@@ -21,8 +21,13 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from splitdesk.core.analyse.predict import PredictedRequest
-from splitdesk.core.files.recording import Recording, RunRecord, plan_of, schedule
+from splitdesk.core.files.recording import (
+    Recording,
+    RunRecord,
+    plan_of,
+    predictions_of,
+    schedule,
+)
 from splitdesk.core.measure.server_metrics import series_of
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.run_state import RunState
@@ -169,16 +174,6 @@ class ReplayPlayer(QObject):
         """Stop the timer for good (the replay is closed)."""
         self._timer.stop()
         self._playing = False
-
-
-def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
-    """The recorded predictions as the timeline and summary take them."""
-    if run.predictions is None:
-        return None
-    return [
-        PredictedRequest(p.t_send_s, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
-        for p in run.predictions
-    ]
 
 
 class StagePlayer(QObject):
