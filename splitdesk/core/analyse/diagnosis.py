@@ -59,7 +59,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics
+from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics, tokens_per_event
 from splitdesk.core.run.run_state import RequestTrace, RunState
 from splitdesk.providers.base import RequestError
 
@@ -226,7 +226,7 @@ def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dic
         ends = np.sort(np.array([e for _, e in spans]))
         for t in done:
             times = np.asarray(t.event_times, dtype=float)
-            per_event = _tokens(t) / len(times)
+            per_event = tokens_per_event(t)
             a, b = times[:-1], times[1:]
             keep = b > a
             a, b = a[keep], b[keep]

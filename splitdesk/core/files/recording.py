@@ -306,6 +306,34 @@ def endpoint_record(
     )
 
 
+def new_recording(
+    source: Literal["window", "bench", "demo"],
+    endpoint: EndpointRecord,
+    questions: Sequence[str],
+    titles: Sequence[str],
+    template: CombinedTemplate,
+    settings: RunSettingsRecord,
+    runs: list[RunRecord],
+    title: str | None = None,
+) -> Recording:
+    """The one way a :class:`Recording` is put together (the window's runs, ``splitdesk
+    bench --record``, the demos): ``questions`` with their ``titles`` (the set's short
+    labels; ``""`` or missing: derived from the text when shown), ``settings`` of the
+    runs, and a ``title`` that by default names the mode and the number of questions
+    ("one after another · 5 questions")."""
+    named = list(titles) + [""] * max(0, len(questions) - len(titles))
+    return Recording(
+        created_at=datetime.now(UTC),
+        source=source,
+        title=title or f"{settings.mode.replace('-', ' ')} · {len(questions)} questions",
+        endpoint=endpoint,
+        questions=[QuestionRecord(text=q, title=t) for q, t in zip(questions, named, strict=False)],
+        template=template,
+        settings=settings,
+        runs=runs,
+    )
+
+
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {

@@ -47,6 +47,9 @@ class BenchRun:
     #: The window run this side was split from (:func:`split_run`), diagnosed whole as the
     #: window diagnoses it; ``None`` for a bench run.
     whole: RunState | None = None
+    #: The cost model's predicted requests of this run (index order), kept for a
+    #: ``--record`` recording's ghost bars; ``None`` when none were asked.
+    predictions: list[PredictedRequest] | None = None
 
     @property
     def metrics(self) -> GroupMetrics:

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,6 @@ from splitdesk.core.files.recording import (
     GZ_SUFFIX,
     SUFFIX,
     EventLog,
-    QuestionRecord,
     Recording,
     RecordingError,
     RunSettingsRecord,
@@ -38,6 +36,7 @@ from splitdesk.core.files.recording import (
     endpoint_record,
     is_recording_name,
     load_recording,
+    new_recording,
     run_record,
     save_recording,
     suggested_name,
@@ -264,11 +263,9 @@ class RecordingsUi(QObject):
         mode = cap.mode
         client = cap.client
         server = self.port.stage.server_lane.record(state)  # the server's own /metrics samples
-        return Recording(
-            created_at=datetime.now(UTC),
-            source="window",
-            title=f"{mode} · {len(cap.questions)} questions",
-            endpoint=endpoint_record(
+        return new_recording(
+            "window",
+            endpoint_record(
                 cap.url,
                 s.api,
                 s.model,
@@ -277,9 +274,10 @@ class RecordingsUi(QObject):
                 speed=s.speed if s.is_builtin else None,
                 headers=s.headers.keys(),
             ),
-            questions=[QuestionRecord(text=q, title=titles.get(q, "")) for q in cap.questions],
-            template=cap.template,
-            settings=RunSettingsRecord(
+            cap.questions,
+            [titles.get(q, "") for q in cap.questions],
+            cap.template,
+            RunSettingsRecord(
                 mode=mode,
                 with_sequential=cap.with_sequential,
                 max_tokens=s.max_tokens,
@@ -290,7 +288,7 @@ class RecordingsUi(QObject):
                 cold_connections=client.cold,
                 release=client.release,
             ),
-            runs=[
+            [
                 run_record(
                     state,
                     label=mode.replace("-", " "),

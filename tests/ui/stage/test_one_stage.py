@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -199,3 +201,36 @@ async def test_an_exported_json_says_what_the_window_says(make_window: Any, demo
         assert f"predicted {predicted:.1f}×" in headline
     else:  # no verdict (one at a time): the window names no predicted speed-up at all
         assert "predicted" not in headline
+
+
+@pytest.mark.asyncio
+async def test_a_bench_recording_replays_the_whole_comparison(
+    make_window: Any, tmp_path: Any
+) -> None:
+    """``bench --record`` of ``--mode all``: the replay shows combined, parallel and the
+    sequential baseline on one clock, named by the set's titles, with the server lane."""
+    questions = tmp_path / "two.toml"
+    questions.write_text(
+        '[[questions]]\ntext = "What is 2+2?"\ntitle = "Sum"\n'
+        '[[questions]]\ntext = "Name a colour."\ntitle = "Colour"\n',
+        encoding="utf-8",
+    )
+    path = tmp_path / "bench.splitdesk.json"
+    args = ["bench", "--mode", "all", "--questions", str(questions), "--sim-param", "speed=4"]
+    bench = [sys.executable, "-m", "splitdesk", *args, "--record", str(path)]
+    done = await asyncio.to_thread(subprocess.run, bench, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    window = make_window(AppSettings())
+    finished = asyncio.ensure_future(wait_signal(window.runFinished, 30, "the replay's end"))
+    await asyncio.sleep(0)
+    assert window.recordings.show_recording(load_recording(path), speed=4.0)
+    (state,) = await finished
+    stage = window.stage
+    assert stage.timeline.lanes == ["Combined (2 in 1)", "Q1 Sum", "Q2 Colour", "Sequential"]
+    assert (
+        "Combined" in stage.summary.headline.text()
+        and "Sequential" in stage.summary.headline.text()
+    )
+    assert stage.server_lane.isVisible() and stage.server_lane.series.peak_running >= 2
+    assert not window.recordings.replay.bar.runs_action.isVisible()  # one run, not one per mode
+    assert diagnose_state(state).code != "unclear"
