@@ -411,6 +411,16 @@ class Presentation(QObject):
             return
         port.start_run()
 
+    def play(self) -> None:
+        """Play the scenario shown as it says (``splitdesk --scenario NAME --run``): its
+        recording from the start, or a run of its questions, endpoint and mode; nothing
+        while a run is in progress."""
+        s = self.scenario()
+        if s is not None and s.recording is not None and not self.port.runs.busy:
+            spawn(self._open_recording(s, self.index, play=True))
+        else:
+            self.space()
+
     def escape(self) -> None:
         """Esc: stop a live run (or pause a playing replay), else leave presentation mode."""
         port = self.port

@@ -24,7 +24,7 @@ from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.metrics import summarize
 from splitdesk.core.analyse.token_curves import token_curve
 from splitdesk.core.files.recording import load_recording
-from splitdesk.core.files.scenarios import builtin_scenarios
+from splitdesk.core.files.scenarios import builtin_scenarios, load_scenario
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.ui.common.gc import GuiGarbageCollector
@@ -340,3 +340,70 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     key(window, Qt.Key.Key_T)
     assert chart.isHidden()
     assert not chart._ticker.isActive()
+
+
+@pytest.mark.asyncio
+async def test_every_scenario_shows_its_own_state_never_anothers(
+    window_sized: Any, tmp_path: Path
+) -> None:
+    """The talk walked with the keys: each scenario's caption, headline and panes belong to
+    it — an empty stage saying what Space does, its own result once it ran (also when the
+    talk comes back to it), its own recording (a user's scenario that replays one)."""
+    window = window_sized((1280, 720))
+    await active(window)
+    p = window.presentation
+    key(window, Qt.Key.Key_F11)
+    scenarios = list(builtin_scenarios().values())
+    n = len(p.scenarios)
+    for k, s in enumerate(scenarios):
+        if k == 0:
+            key(window, Qt.Key.Key_Right)
+        elif k < 9:
+            key(window, getattr(Qt.Key, f"Key_{k + 1}"))
+        else:
+            key(window, Qt.Key.Key_Right)
+        assert p.index == k and p.caption_bar.where.text() == f"{k + 1} / {n} · {s.title}"
+        assert p.caption_bar.caption.text() == s.caption
+        assert window.stage.state is None and not window.stage.panes, s.name
+        assert f"Press Space to run “{s.title}”." in window.stage.summary.headline.text()
+        assert p.caption_bar.measured.text() == ""
+        assert p.caption_bar.keys.text().startswith("Space run ·")
+    # run the first; its result is on the stage, named in the caption
+    key(window, Qt.Key.Key_1)
+    finished = await listen(window.runFinished, 90, "the batching scenario's live run")
+    key(window, Qt.Key.Key_Space)
+    (first,) = await finished
+    measured = f"Measured: {diagnose_state(first).text}"
+    assert p.caption_bar.measured.text() == measured
+    assert "faster" in window.stage.summary.headline.text()
+    # → the next: not the first one's result
+    key(window, Qt.Key.Key_Right)
+    assert window.stage.state is None and "faster" not in window.stage.summary.headline.text()
+    assert p.caption_bar.measured.text() == ""
+    # ← back: the first one's own result again, at its end
+    shown = await listen(window.runFinished, 20, "the first scenario's result shown again")
+    key(window, Qt.Key.Key_Left)
+    (again,) = await shown
+    assert [r.text for r in again.requests] == [r.text for r in first.requests]
+    assert p.caption_bar.measured.text() == measured
+    assert "faster" in window.stage.summary.headline.text()
+    # a user's scenario that replays a recording: its recording at its start, Space plays it
+    demo = dict(demo_files())["single-slot"]
+    path = tmp_path / "replay.toml"
+    path.write_text(
+        'version = 1\ntitle = "Replay of a single-slot run"\n'
+        'caption = "One request at a time: no gain."\nquestions = "everyday-five"\n'
+        f'[endpoint]\nrecording = "{demo}"\n',
+        encoding="utf-8",
+    )
+    p.open_scenario(load_scenario(path))
+    await wait_until(lambda: p.player is not None, 10, "the scenario's recording opened")
+    assert p.player is not None and not p.player.playing and p.player.position == 0.0
+    assert p.caption_bar.keys.text().startswith("Space play ·")
+    replayed = await listen(window.runFinished, 60, "the scenario's recording played")
+    key(window, Qt.Key.Key_Space)
+    assert p.player.playing
+    p.player.set_speed(4.0)
+    (state,) = await replayed
+    assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
+    assert "faster" not in window.stage.summary.headline.text()  # its own, not batching's
