@@ -14,8 +14,8 @@ saying what Space will do, or its recording ready at its start. Space runs the s
 names the keys that do something now.
 
 Keys while presenting: Space, Esc (stop a run, pause a replay, else leave), R (the last
-result again from its start), T (the tokens chart), ←/→ and 1–9 (scenarios), +/− (type
-size). The recordings a scenario plays are played here, on the stage, by presentation
+result again from its start), T (the tokens chart), A (the answers side by side), ←/→ and
+1–9 (scenarios), +/− (type size). The recordings a scenario plays are played here, on the stage, by presentation
 mode's own :class:`~splitdesk.ui.stage.playback.StagePlayer`.
 """
 
@@ -96,6 +96,7 @@ class Presentation(QObject):
             ("Escape", self.escape),
             ("R", self.replay_last),
             ("T", self.toggle_chart),
+            ("A", self.toggle_answers),
             ("Left", self.previous),
             ("Right", self.next),
             ("+", self.bigger),
@@ -338,7 +339,7 @@ class Presentation(QObject):
         shown = self.results.get(s.name) if s is not None else None
         if not busy and (shown is not None or self.port.current_recording() is not None):
             parts.append("R replay")
-        parts += ["T chart", "←/→ scenario", "+/− size"]
+        parts += ["T chart", "A answers", "←/→ scenario", "+/− size"]
         if busy:
             parts.append("Esc stop")
         elif player is not None and player.playing:
@@ -436,6 +437,15 @@ class Presentation(QObject):
         """T: show or hide the tokens chart beside the timeline."""
         stage = self.port.stage
         stage.show_chart(stage.chart.isHidden())
+
+    def toggle_answers(self) -> None:
+        """A: the run on show's answers side by side (again: closes them)."""
+        stage = self.port.stage
+        if stage.answers is not None and stage.answers.isVisible():
+            stage.answers.close()
+            stage.answers = None
+        elif stage.show_answers() is None:
+            self.port.say("Nothing to compare yet: press Space to run.")
 
     def replay_last(self) -> None:
         """R: the scenario's last result (or the recording on show) again from its start."""

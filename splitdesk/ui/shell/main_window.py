@@ -207,6 +207,14 @@ class MainWindow(QMainWindow):
         self.chart_action.toggled.connect(self._stage.show_chart)
         view = self.menu("&View")
         view.addAction(self.chart_action)
+        #: View → Answers side by side: each question's two answers, to read.
+        self.answers_action = QAction("Answers side by side…", self)
+        self.answers_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self.answers_action.setToolTip(
+            "Each question's section of the combined reply next to its own request's answer"
+        )
+        self.answers_action.triggered.connect(self._show_answers)
+        view.addAction(self.answers_action)
         view.addAction(self._stage.server_lane.action)  # the user's choice beats auto-folding
         #: Presentation mode and scenarios (F11, the toolbar's Present button).
         self.presentation = Presentation(self)
@@ -728,6 +736,10 @@ class MainWindow(QMainWindow):
         stage.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
         stage._fit_timeline(stage._lanes_wanted)  # the lane, shown, takes its height
         self.say("Running… (Esc stops)")
+
+    def _show_answers(self) -> None:
+        if self._stage.show_answers() is None:
+            self.say("Nothing to compare yet: run or open a recording first.")
 
     def _run_fair_mode(self) -> None:
         """The summary's offer after a side-by-side run on a one-slot server: measure the
