@@ -439,8 +439,9 @@ def run_gui(opts: GuiOptions) -> int:
         QTimer.singleShot(0, lambda: window.recordings.open_path(replay, speed, run))
     else:
         QTimer.singleShot(0, controller.start_engine)  # ready before the first Run
-    if opts.run:
-        QTimer.singleShot(300, window.start_run)
+    if opts.run:  # a scenario plays what it says (its recording, or a run of its inputs)
+        start = window.presentation.play if opts.scenario is not None else window.start_run
+        QTimer.singleShot(300, start)
     with loop:
         if not run_until_closed(loop, window.closed, controller):
             result["status"] = 1

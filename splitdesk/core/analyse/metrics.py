@@ -176,6 +176,17 @@ def _since(t: float | None, origin: float | None) -> float | None:
     return None if t is None or origin is None else t - origin
 
 
+def tokens_per_event(trace: RequestTrace) -> float:
+    """Output tokens one text-carrying event of ``trace`` stands for: the server's reported
+    usage spread evenly over the request's events, else 1 (each event counted as a token,
+    the estimate the figure set uses without usage). The one definition the tokens chart,
+    the diagnosis's per-stream decode rates and the Perfetto trace's throughput track read."""
+    events = len(trace.event_times)
+    if trace.usage_output_tokens is not None and events:
+        return trace.usage_output_tokens / events
+    return 1.0
+
+
 def request_figures(trace: RequestTrace) -> RequestFigures:
     """The figure set of ``trace`` as of the events applied so far (module docstring).
 

@@ -27,7 +27,6 @@ import gc
 import sys
 from collections.abc import AsyncIterator
 
-from splitdesk.core.analyse.stream_inspector import encode_raw
 from splitdesk.core.measure.arrivals import keep_kernel_stamps
 from splitdesk.core.measure.engine import MAX_COMMAND_BYTES
 from splitdesk.core.measure.engine_protocol import (
@@ -43,6 +42,7 @@ from splitdesk.core.measure.engine_protocol import (
     encode,
     encode_event,
 )
+from splitdesk.core.measure.raw_reads import encode_raw
 from splitdesk.core.measure.runner import Runner
 from splitdesk.core.run.events import RunEvent
 from splitdesk.heap import limit_malloc_arenas

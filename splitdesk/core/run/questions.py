@@ -264,14 +264,6 @@ def dump_question_set(qs: QuestionSet) -> str:
     return "# splitdesk question set\n" + tomli_w.dumps(data, multiline_strings=True)
 
 
-def save_question_set(qs: QuestionSet, path: Path) -> None:
-    """Write ``qs`` as TOML, atomically (:mod:`splitdesk.core.files.atomic`). Blocking: call
-    off the GUI thread. Raises ``OSError``."""
-    from splitdesk.core.files.atomic import write_atomic
-
-    write_atomic(path, dump_question_set(qs))
-
-
 def builtin_sets() -> dict[str, QuestionSet]:
     """The question sets shipped in ``resources/questions``, keyed by file stem, in name order."""
     folder = files("splitdesk.resources").joinpath("questions")

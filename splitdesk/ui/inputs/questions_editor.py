@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.files.question_sets import save_question_set
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.questions import (
     DEFAULT_SET,
@@ -51,7 +52,6 @@ from splitdesk.core.run.questions import (
     builtin_sets,
     load_question_set,
     question_text,
-    save_question_set,
 )
 from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.ui.common.theme import Theme, lane_color
