@@ -128,4 +128,7 @@ def test_an_unreachable_endpoint_prints_its_cause_not_a_table_of_dashes() -> Non
     assert len(lines) == 2, proc.stdout  # the header, and one line per distinct cause
     assert lines[1].startswith("  ! 5 requests (combined; parallel Q1, Q2; sequential Q1, Q2)")
     assert f"is the server running at http://127.0.0.1:{port}/v1?" in lines[1]
+    # the cause in words that name the fix; the socket library's errno text goes to the log
+    assert "(connection refused: nothing listens on that port)" in lines[1]
+    assert "Errno" not in proc.stdout + proc.stderr
     assert "—        —" not in proc.stdout
