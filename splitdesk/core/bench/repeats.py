@@ -48,14 +48,24 @@ def new_nonce() -> str:
 
 
 def with_nonce(plan: RunPlan, nonce: str) -> RunPlan:
-    """``plan`` with every prompt prefixed by ``"[run <nonce>]\\n"`` — a different first
+    """``plan`` with every prompt opened by ``"[run <nonce>]\\n"`` — a different first
     line in every run, so no request of it can reuse a previous run's cached prefix (the
-    line's shape: :func:`splitdesk.builtin_endpoint.nonce_line`)."""
-    line = nonce_line(nonce)
+    line's shape: :func:`splitdesk.builtin_endpoint.nonce_line`).
+
+    A plan with a shared context gets one line per side, ``"[run <nonce>/<group>]"``, first
+    of all (before the context: in the system message when the context is there): the
+    requests of one side share the line and the document, so the server's prefix cache can
+    serve the document to all but the first of them, while one side never reads the
+    document the other side's requests left in the cache (a combined request sent first
+    would otherwise pre-fill the parallel side's prompts, and the comparison would credit
+    parallel with the combined request's prefill)."""
     phases = tuple(
         replace(
             phase,
-            requests=tuple(replace(r, prompt=f"{line}\n{r.prompt}") for r in phase.requests),
+            requests=tuple(
+                r.opened_with(nonce_line(f"{nonce}/{r.group}" if r.context_chars else nonce))
+                for r in phase.requests
+            ),
         )
         for phase in plan.phases
     )
@@ -63,10 +73,14 @@ def with_nonce(plan: RunPlan, nonce: str) -> RunPlan:
 
 
 def nonce_of(state: RunState) -> str | None:
-    """The nonce opening the prompts of ``state``'s requests (:func:`with_nonce`'s line),
-    or ``None`` when its first request's prompt has none."""
-    prompt = state.requests[0].prompt if state.requests else ""
-    return split_nonce_line(prompt)[0]
+    """The nonce opening the prompts of ``state``'s requests (:func:`with_nonce`'s line,
+    without a side's ``/<group>``), or ``None`` when its first request's prompt has
+    none."""
+    if not state.requests:
+        return None
+    first = state.requests[0]
+    found = split_nonce_line(first.system if first.system is not None else first.prompt)[0]
+    return None if found is None else found.split("/", 1)[0]
 
 
 def order_plan(plan: RunPlan, repeat: int, alternate: bool = True) -> RunPlan:
