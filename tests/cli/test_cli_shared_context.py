@@ -18,7 +18,9 @@ from paths import ROOT
 from splitdesk.cli.main import main
 
 DOCUMENT = ROOT / "resources" / "questions" / "harbour-library-agreement.txt"
-QUESTIONS = ["How long can I keep the floor sander?", "What is the late fee for a drill?"] + [
+QUESTIONS = [
+    "How long can I keep the floor sander?",
+    "What is the late fee for a drill?",
     "Which deposit does a concession member pay?",
     "Who is responsible for a junior member's loans?",
 ]
@@ -51,7 +53,7 @@ def test_with_the_cache_on_the_parallel_side_reads_the_document_from_cache(
                 assert r["ttft_s"] == pytest.approx(r["predicted"]["ttft_s"], rel=0.25, abs=0.01)
                 assert r["cached_prompt_tokens"] == r["predicted"]["cached_prompt_tokens"]
 
-    code, doc, table = on_schedule(lambda: bench(args, capsys), check, lambda r: bench_slips(r[1]))
+    _, doc, table = on_schedule(lambda: bench(args, capsys), check, lambda r: bench_slips(r[1]))
     runs = _runs(doc)
     combined, parallel = runs["combined"], runs["parallel"]
     (c,) = combined["requests"]
