@@ -341,7 +341,7 @@ def run_bench(
                 *summary_lines(doc["summary"]),
                 *cost_lines,
                 opts.client.describe(),
-                repeats.line(),
+                repeats.line(per_side=bool(opts.context.strip())),
             ]
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)

@@ -120,15 +120,17 @@ class RepeatOptions:
             for k in range(-self.warmup, self.repeat)
         ]
 
-    def line(self, together: bool = False) -> str:
+    def line(self, together: bool = False, per_side: bool = False) -> str:
         """:func:`repeats_line` for these options (``together``: the plan releases both
-        sides at once, so there is no order to alternate)."""
+        sides at once, so there is no order to alternate; ``per_side``: the prompts carry
+        a shared context, so the nonce is one per side)."""
         return repeats_line(
             self.repeat,
             self.warmup,
             self.pause_s,
             self.nonce,
             "together" if together else ("alternate" if self.alternate else "fixed"),
+            per_side,
         )
 
 
@@ -155,11 +157,18 @@ class RepeatRun:
 
 
 def repeats_line(
-    repeat: int, warmup: int, pause_s: float, nonce: bool, order: str = "alternate"
+    repeat: int,
+    warmup: int,
+    pause_s: float,
+    nonce: bool,
+    order: str = "alternate",
+    per_side: bool = False,
 ) -> str:
     """The table's line about how the repeats ran. ``order``: ``"alternate"`` (combined and
     parallel swap which goes first), ``"fixed"`` (the mode's order every time) or
-    ``"together"`` (side by side: both sent at once, no order to alternate)."""
+    ``"together"`` (side by side: both sent at once, no order to alternate); ``per_side``:
+    the prompts carry a shared context, so the nonce (:func:`with_nonce`) is one per side
+    and is said even for one run."""
     parts = [f"{repeat} repeat{'s' if repeat != 1 else ''}"]
     if repeat > 1:
         parts.append(
@@ -173,7 +182,15 @@ def repeats_line(
         parts.append(f"{warmup} warm-up round{'s' if warmup != 1 else ''} discarded")
     if pause_s:
         parts.append(f"{pause_s:g} s pause between runs")
-    if repeat > 1 or warmup:  # one run repeats nothing: the nonce would change nothing
+    if per_side:
+        parts.append(
+            "a nonce per side opens every prompt, before the shared context (no side reads "
+            "the document from the other side's or an earlier run's cache)"
+            if nonce
+            else "no nonce: one side may read the shared context from the server's cache "
+            "where the other side or an earlier run left it"
+        )
+    elif repeat > 1 or warmup:  # one run repeats nothing: the nonce would change nothing
         parts.append(
             "a per-run nonce opens every prompt (no prefix-cache reuse across runs)"
             if nonce
