@@ -565,3 +565,20 @@ def spread(values: Sequence[float | None]) -> Spread | None:
     if not known:
         return None
     return Spread(statistics.median(known), min(known), max(known), len(known))
+
+
+def context_prompt_tokens(state: RunState) -> int | None:
+    """What a server counted for the shared context, as near as usage allows: the median
+    prompt tokens of the run's single-question requests that carried the context (each
+    prompt is the context plus one question and the run's opening line), from the parallel
+    side, else the sequential one; ``None`` when no such request reported prompt tokens
+    (the editor then keeps its estimate, :func:`splitdesk.core.run.template.estimated_tokens`)."""
+    for group in ("parallel", "sequential"):
+        counts = [
+            t.usage_prompt_tokens
+            for t in state.requests
+            if t.group == group and t.context_chars and t.usage_prompt_tokens is not None
+        ]
+        if counts:
+            return int(statistics.median(counts))
+    return None

@@ -43,11 +43,9 @@ from splitdesk.core.bench.repeats import new_nonce, with_nonce
 from splitdesk.core.files.report import BenchRun, prompt_json, summary_json
 from splitdesk.core.run.plans import make_plan
 from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.template import CHARS_PER_TOKEN
 from splitdesk.providers.base import EndpointConfig
 
-#: characters per token of the length estimate (the usual rule of thumb for English prose;
-#: a server's own count is in each row's prompt tokens)
-CHARS_PER_TOKEN = 4
 #: the document shipped for demos (``resources/questions``), used when no context is given
 SHIPPED_DOCUMENT = "harbour-library-agreement.txt"
 #: the most context tokens a sweep asks for

@@ -162,6 +162,11 @@ class PredictionRecord(_Strict):
     e2e_s: float
     output_tokens: int
     rejected: bool
+    #: from endpoints that model prefill (optional: older files have none)
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    queue_s: float | None = None
+    prefill_s: float | None = None
 
 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
@@ -432,7 +437,14 @@ def plan_of(run: RunRecord) -> RunPlan:
     phases: dict[int, list[RequestSpec]] = {}
     for ev in run.events:
         if isinstance(ev, RequestPlanned):
-            spec = RequestSpec(ev.group, ev.questions, ev.prompt, ev.max_tokens)
+            spec = RequestSpec(
+                ev.group,
+                ev.questions,
+                ev.prompt,
+                ev.max_tokens,
+                system=ev.system,
+                context_chars=ev.context_chars,
+            )
             phases.setdefault(ev.phase, []).append(spec)
     mode = run.mode if run.mode in MODES else "side-by-side"
     return RunPlan(

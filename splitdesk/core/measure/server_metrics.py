@@ -394,8 +394,12 @@ def cache_hit_rates(readings: list[PrefixCacheReading | None]) -> list[float | N
 
 def load_series(samples: list[LoadSample], t0_ns: int) -> LoadSeries:
     """The :class:`LoadSeries` of ``samples`` on a run's axis (origin ``t0_ns``); samples
-    taken before the origin are left out."""
-    kept = sorted((s for s in samples if s.t_ns >= t0_ns), key=lambda s: s.t_ns)
+    taken before the origin are left out, except that the last of them, when there is one,
+    is the baseline of the prefix-cache hit rate (:func:`cache_hit_rates`: the counters as
+    the run began, so its first requests' lookups count too)."""
+    ordered = sorted(samples, key=lambda s: s.t_ns)
+    kept = [s for s in ordered if s.t_ns >= t0_ns]
+    before = [s for s in ordered if s.t_ns < t0_ns][-1:]  # the counters as the run began
     last = kept[-1].load if kept else None
     return LoadSeries(
         [(s.t_ns - t0_ns) / 1e9 for s in kept],
@@ -404,7 +408,7 @@ def load_series(samples: list[LoadSample], t0_ns: int) -> LoadSeries:
         [s.load.kv_usage for s in kept],
         last.kv_unit if last else "fraction",
         last.family if last else "",
-        cache_hit_rates([s.load.cache for s in kept]),
+        cache_hit_rates([s.load.cache for s in before + kept])[len(before) :],
     )
 
 

@@ -43,6 +43,17 @@ CONTEXT_CLOSE = "\n</document>\n\n"
 
 ContextPlace = Literal["user", "system"]
 
+#: characters per token of an estimate (the usual rule of thumb for English prose)
+CHARS_PER_TOKEN = 4
+
+
+def estimated_tokens(text: str) -> int:
+    """About how many tokens ``text`` is, before a server counts it:
+    ``len / CHARS_PER_TOKEN`` rounded up (0 for no text). An estimate only: a tokenizer's
+    own count differs by language and text (a server's usage says the real one)."""
+    stripped = text.strip()
+    return 0 if not stripped else -(-len(stripped) // CHARS_PER_TOKEN)
+
 
 class CombinedTemplate(BaseModel):
     """Template of the combined request (see module docstring). Raises

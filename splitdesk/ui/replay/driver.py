@@ -196,7 +196,17 @@ def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
     if run.predictions is None:
         return None
     return [
-        PredictedRequest(p.t_send_s, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
+        PredictedRequest(
+            p.t_send_s,
+            p.ttft_s,
+            p.e2e_s,
+            p.output_tokens,
+            p.rejected,
+            p.prompt_tokens,
+            p.cached_prompt_tokens,
+            p.queue_s,
+            p.prefill_s,
+        )
         for p in run.predictions
     ]
 

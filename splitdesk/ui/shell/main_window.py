@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.analyse.metrics import context_prompt_tokens
 from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.files.settings import AppSettings, save_settings
 from splitdesk.core.run.endpoints import EndpointSettings
@@ -549,6 +550,7 @@ class MainWindow(QMainWindow):
                 api_key=await self.endpoint.api_key(),
                 questions=self.questions.questions(),
                 template=self.questions.template(),
+                context=self.questions.context(),
                 mode=self.mode.currentData(),
                 with_sequential=self.sequential.isChecked()
                 and self.mode.currentData() == "one-after-another",
@@ -965,6 +967,8 @@ class MainWindow(QMainWindow):
                 f"{len(state.requests)} request(s) failed: {why}"
             )
         self.statusBar().showMessage(msg)
+        if any(r.context_chars for r in state.requests):  # the server counted the context
+            self.questions.show_server_count(context_prompt_tokens(state))
         self._inputs_changed()
         self._finishing = False
         pending, self._pending_after_finish = self._pending_after_finish, []
