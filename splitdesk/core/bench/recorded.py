@@ -39,6 +39,7 @@ def bench_recording(
                 repeat=run.repeat,
                 started_at=log.started_at,
                 events=log.events,
+                predictions=list(run.predicted) or None,  # the built-in endpoint's, per request
             )
         )
     if not records:
