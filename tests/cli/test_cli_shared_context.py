@@ -161,3 +161,36 @@ def test_sweep_context_tokens_bad_list_is_one_line() -> None:
     assert proc.stderr.strip() == (
         "splitdesk sweep: error: --context-tokens 0,lots: 'lots' is not a whole number of tokens"
     )
+
+
+def test_an_n_sweep_sends_the_context_and_each_side_prefills_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            "sweep",
+            "--max-n",
+            "3",
+            "--context",
+            str(DOCUMENT),
+            "--sim-param",
+            "speed=8",
+            "--sim-param",
+            "prefix_cache=on",
+            "--max-tokens",
+            "30",
+            "--json",
+            "-",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    doc_tokens = len(DOCUMENT.read_text("utf-8").strip()) / 4
+    for row in rows:
+        combined, parallel = row["combined_prompt"], row["parallel_prompt"]
+        assert combined["context_chars"] > 10_000 and combined["cached_prompt_tokens"] == 0
+        # N requests, the first computes the document, the others read it from cache
+        assert parallel["requests"] == row["n"]
+        cached = parallel["cached_prompt_tokens"]
+        assert (row["n"] - 1) * 0.95 * doc_tokens <= cached <= (row["n"] - 1) * 1.02 * doc_tokens
