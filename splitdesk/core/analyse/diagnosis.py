@@ -703,12 +703,23 @@ def diagnose_state(state: RunState) -> Diagnosis:
     return diagnose([phases[k] for k in sorted(phases)], shared)
 
 
-def diagnose_repeats(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> Diagnosis:
+def diagnose_repeats(
+    repeats: Sequence[Sequence[Sequence[RequestTrace]]],
+    whole: Sequence[RunState | None] | None = None,
+) -> Diagnosis:
     """The diagnosis over ``splitdesk bench``'s repeats: each repeat's runs are phases
     (each with its own clock); the most common code wins and its first diagnosis is
     returned, with ``repeats_agreeing`` ("2 of 3") added to its evidence when there were
-    several repeats."""
-    found = [diagnose(phases) for phases in repeats if phases]
+    several repeats. ``whole``: per repeat, the window run its sides were split from
+    (``None``: a bench repeat), diagnosed as the window diagnoses it
+    (:func:`diagnose_state`: its own phases, shared when side by side), so an exported
+    recording says what the window showing it says."""
+    states = list(whole) if whole is not None else [None] * len(repeats)
+    found = [
+        diagnose_state(state) if state is not None else diagnose(phases)
+        for phases, state in zip(repeats, states, strict=True)
+        if phases
+    ]
     if not found:
         return Diagnosis("unclear", "no clear pattern: nothing ran.", {})
     codes = [d.code for d in found]
@@ -721,15 +732,19 @@ def diagnose_repeats(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> Dia
     return d
 
 
-def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[str, object]:
+def bench_summary(
+    repeats: Sequence[Sequence[Sequence[RequestTrace]]],
+    whole: Sequence[RunState | None] | None = None,
+) -> dict[str, object]:
     """The bench JSON's ``summary`` additions: ``diagnosis`` (:meth:`Diagnosis.to_json`) and,
     when a repeat ran combined, parallel and sequential with every request done,
     ``prompt_shape_factor`` and ``concurrency_factor``: :func:`decompose` of the median
     makespans over those repeats, so they are the ratios of the medians the table prints
     (their product is median(combined) / median(parallel), which with several repeats may
     differ from ``speedup``, the median of each repeat's ratio). When some repeats had to be
-    left out, ``split_note`` says over how many the factors were taken."""
-    out: dict[str, object] = {"diagnosis": diagnose_repeats(repeats).to_json()}
+    left out, ``split_note`` says over how many the factors were taken. ``whole``: as
+    :func:`diagnose_repeats`."""
+    out: dict[str, object] = {"diagnosis": diagnose_repeats(repeats, whole).to_json()}
     complete: list[dict[str, GroupMetrics]] = []
     ran = 0
     for phases in repeats:

@@ -285,7 +285,9 @@ async def _bench(
             note = None
             if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
                 predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
-            runs.append(BenchRun(mode, k, state, predicted, note, slip, tuple(preds or ())))
+            runs.append(
+                BenchRun(mode, k, state, predicted, note, slip, predicted=tuple(preds or ()))
+            )
             if state.ended is not None and state.ended.stopped:
                 return runs
     return runs

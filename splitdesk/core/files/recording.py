@@ -69,6 +69,7 @@ from pydantic import (
 
 from splitdesk import __version__
 from splitdesk.core.analyse.metrics import request_metrics, summarize
+from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
 from splitdesk.core.run.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
@@ -429,6 +430,27 @@ def schedule(run: RunRecord) -> list[float]:
         latest = max(latest, ev.t)
         out.append(latest)
     return out
+
+
+def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
+    """The cost model's predictions recorded with ``run`` (index order), as the timeline,
+    the summary and the figure exports take them; ``None`` when none were recorded."""
+    if run.predictions is None:
+        return None
+    return [
+        PredictedRequest(
+            p.t_send_s,
+            p.ttft_s,
+            p.e2e_s,
+            p.output_tokens,
+            p.rejected,
+            p.prompt_tokens,
+            p.cached_prompt_tokens,
+            p.queue_s,
+            p.prefill_s,
+        )
+        for p in run.predictions
+    ]
 
 
 def plan_of(run: RunRecord) -> RunPlan:

@@ -28,13 +28,7 @@ from splitdesk.core.files.scenarios import builtin_scenarios
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.ui.common.gc import GuiGarbageCollector
-from splitdesk.ui.common.theme import DARK, THEMES, apply_theme
-from splitdesk.ui.present.presentation import (
-    PRESENT_DARK,
-    PRESENT_LIGHT,
-    PresentationSummary,
-    PresentationTimeline,
-)
+from splitdesk.ui.common.theme import DARK, PRESENT_DARK, PRESENT_LIGHT, THEMES, apply_theme
 from splitdesk.ui.replay.recordings import demo_files
 from splitdesk.ui.run.controller import RunController
 from splitdesk.ui.shell.main_window import MainWindow
@@ -118,7 +112,7 @@ def check_caption(window: MainWindow) -> None:
 
 def check_summary_whole(window: MainWindow) -> None:
     """Every line of the summary strip is whole and inside the window."""
-    summary = window.summary
+    summary = window.stage.summary
     assert window.rect().contains(rect_in(summary, window)), "summary outside the window"
     for label in summary.findChildren(QLabel):
         if label.isVisible() and label.text():
@@ -151,27 +145,32 @@ async def test_a_live_scenario_in_presentation_mode_is_legible(
     (state,) = await finished
     assert [r.outcome for r in state.requests] == ["done"] * 6
     await wait_until(
-        lambda: all(pane.text.toPlainText() for pane in window.grid.panes), 10, "panes filled"
+        lambda: all(pane.text.toPlainText() for pane in window.stage.grid.panes), 10, "panes filled"
     )
     # the measured diagnosis beside the caption: core/diagnosis.py's line, not recomputed
     assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
     # engineer detail hidden: no prediction outlines, no predicted figures
-    assert isinstance(window.timeline, PresentationTimeline)
-    assert isinstance(window.summary, PresentationSummary)
-    assert not window.timeline.ghost_item.isVisible() and window.timeline.predictions is None
-    assert "predicted" not in window.timeline.legend.text()
+    assert window.stage.look == "present"
+    assert not window.stage.timeline.show_predictions and not window.stage.summary.show_predictions
+    assert (
+        not window.stage.timeline.ghost_item.isVisible()
+        and window.stage.timeline.predictions is None
+    )
+    assert "predicted" not in window.stage.timeline.legend.text()
 
     QApplication.processEvents()
-    labels = window._labels
+    labels = window.stage._labels
     check_grid(window, 5, labels)
     check_timeline(window, 5, labels)
     check_summary_whole(window)
     check_caption(window)
-    pane_px = min(px(pane.text) for pane in [*window.grid.panes, *window.panes.values()])
-    summary_px = min(
-        px(label) for label in window.summary.findChildren(QLabel) if label.isVisible()
+    pane_px = min(
+        px(pane.text) for pane in [*window.stage.grid.panes, *window.stage.panes.values()]
     )
-    lane_px = QFontInfo(window.timeline.lane_font).pixelSize()
+    summary_px = min(
+        px(label) for label in window.stage.summary.findChildren(QLabel) if label.isVisible()
+    )
+    lane_px = QFontInfo(window.stage.timeline.lane_font).pixelSize()
     if size == (1920, 1080):  # the issue's sizes for the back row
         assert pane_px >= 24, f"pane text {pane_px} px"
         assert summary_px >= 24, f"summary text {summary_px} px"
@@ -197,7 +196,7 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     key(window, Qt.Key.Key_Escape)  # … Esc, with nothing running, leaves …
     assert not p.active and not window.sidebar.isHidden()
     assert window.scale == normal_scale and window.theme is DARK
-    assert not isinstance(window.timeline, PresentationTimeline)
+    assert window.stage.look == "window" and window.stage.timeline.show_predictions
     p.action.trigger()  # … and so does the toolbar button
     assert p.active
     scale = window.scale
@@ -244,9 +243,10 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     key(window, Qt.Key.Key_Escape)  # Esc pauses a playing replay, stays presenting
     assert not player.playing and p.active
     player.seek(player.duration / 2)
-    key(window, Qt.Key.Key_R)  # R: the last run again, from its start
-    replayed = window.recordings.replay.player
+    key(window, Qt.Key.Key_R)  # R: the last run again, from its start (presentation's player)
+    replayed = p.player
     assert replayed is not None and replayed.playing and replayed.position < player.duration / 2
+    assert window.recordings.replay.player is None  # one driver of the stage at a time
     assert not window.recordings.replay.bar.isVisible()  # keys drive it, not the bar
     finished = await listen(window.runFinished, 60, "the replay to finish")
     replayed.set_speed(4.0)
@@ -307,14 +307,13 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     window = window_sized((1920, 1080))
     await active(window)
     window.presentation.set_active(True)
-    chart_ui = window.token_chart
-    assert chart_ui.chart.isHidden()
-    assert not chart_ui.chart._ticker.isActive()  # hidden, it polls nothing
+    chart = window.stage.chart
+    assert chart.isHidden()
+    assert not chart._ticker.isActive()  # hidden, it polls nothing
     key(window, Qt.Key.Key_T)  # T shows it beside the timeline
-    chart = chart_ui.chart
-    assert chart.isVisible() and chart_ui.action.isChecked()
+    assert chart.isVisible()
     assert chart._ticker.isActive()
-    assert chart.parentWidget() is window.timeline.parentWidget()  # side by side
+    assert chart.parentWidget() is window.stage.timeline.parentWidget()  # side by side
     recording = load_recording(dict(demo_files())["batching"])
     finished = await listen(window.runFinished, 60, "the replay to finish")
     assert window.recordings.show_recording(recording, speed=2.0)
@@ -340,5 +339,5 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     # the parallel streams together climb faster than the one combined stream
     assert groups["parallel"].makespan_s < groups["combined"].makespan_s
     key(window, Qt.Key.Key_T)
-    assert chart_ui.chart.isHidden()
-    assert not chart_ui.chart._ticker.isActive()
+    assert chart.isHidden()
+    assert not chart._ticker.isActive()
