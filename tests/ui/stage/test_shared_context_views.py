@@ -40,34 +40,29 @@ async def test_a_document_run_shows_its_prefill_and_its_cache(make_window: Any) 
     comb, par = groups["combined"].prompt, groups["parallel"].prompt
     assert comb is not None and par is not None and par.cached is not None
     assert par.cached > 3 * estimated_tokens(context) * 0.9  # four of five from cache
-    details = window.summary.details.text()
+    details = window.stage.summary.details.text()
     assert (
         f"prompt tokens with the shared context: combined {comb.prompt:,}, "
         f"{comb.cached:,} from cache / parallel {par.prompt:,}, {par.cached:,} from cache"
     ) in details
 
     # the timeline: one prefill bar inside each request's wait, ending at its first token
-    prefill = [b for b in window.timeline.bars if b.kind == "prefill"]
-    waits = {b.lane: b for b in window.timeline.bars if b.kind == "wait"}
+    prefill = [b for b in window.stage.timeline.bars if b.kind == "prefill"]
+    waits = {b.lane: b for b in window.stage.timeline.bars if b.kind == "wait"}
     assert len(prefill) == len(state.requests)
-    phase_start = {
-        p: min(t.t_send for t in state.requests if t.phase == p and t.t_send is not None)
-        for p in {t.phase for t in state.requests}
-    }
-    for r in state.requests:
+    for r in state.requests:  # the run's one time axis: seconds since it started
         f = request_figures(r)
         assert f.prefill_span is not None and f.split is not None
         assert f.split.prefill_s is not None and f.t_first_output is not None
-        o = phase_start[r.phase]
-        (bar,) = [b for b in prefill if b.x1 == pytest.approx(f.t_first_output - o, abs=1e-9)]
+        (bar,) = [b for b in prefill if b.x1 == pytest.approx(f.t_first_output, abs=1e-9)]
         wait = waits[bar.lane]  # drawn over the request's own wait, never beyond it
         assert wait.x0 <= bar.x0 < bar.x1 <= wait.x1 + 1e-9
-        assert bar.x0 == pytest.approx(max(f.prefill_span[0] - o, wait.x0))
+        assert bar.x0 == pytest.approx(max(f.prefill_span[0], wait.x0))
         assert f"prefill {f.split.prefill_s:.3f} s" in bar.tip
         assert (
             f"{f.prompt_tokens:,} prompt tokens, {f.cached_prompt_tokens:,} from cache" in bar.tip
         )
-    assert "the server's prefill" in window.timeline.legend.text()
+    assert "the server's prefill" in window.stage.timeline.legend.text()
 
     # the editor: the server's count replaces the estimate
     counted = context_prompt_tokens(state)
@@ -76,7 +71,7 @@ async def test_a_document_run_shows_its_prefill_and_its_cache(make_window: Any) 
     assert "the server's count" in editor.context_size.text()
 
     # the server lane: the prefix cache's hit rate from the endpoint's own counters
-    lane = window.server_lane
+    lane = window.stage.server_lane
     rate = lane.series.last_cache_hit_rate
     assert rate is not None and 0.5 < rate <= 1.0
     assert f"cache hits {rate:.0%}" in lane.caption.text() or (
