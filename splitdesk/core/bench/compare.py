@@ -262,7 +262,13 @@ async def _bench(
         for mode in mode_order(modes_of(opts.mode), k):
             if interrupt.requested():  # Ctrl-C: no further run (core/bench/interrupt.py)
                 return runs
-            plan = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
+            plan = make_plan(
+                mode,  # type: ignore[arg-type]
+                opts.questions,
+                opts.template,
+                opts.max_tokens,
+                context=opts.context,
+            )
             if opts.nonce_on:
                 plan = with_nonce(plan, new_nonce())
             if opts.pause_s and not first:
@@ -293,7 +299,9 @@ async def _bench(
             note = None
             if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
                 predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
-            runs.append(BenchRun(mode, k, state, predicted, note, slip, predictions=preds))
+            runs.append(
+                BenchRun(mode, k, state, predicted, note, slip, predicted=tuple(preds or ()))
+            )
             if state.ended is not None and state.ended.stopped:
                 return runs
     return runs
@@ -382,7 +390,7 @@ def run_bench(
                     *summary_lines(doc["summary"]),
                     *cost_lines,
                     opts.client.describe(),
-                    repeats.line(),
+                    repeats.line(per_side=bool(opts.context.strip())),
                 ]
             )
         text = json.dumps(doc, indent=2, ensure_ascii=False)

@@ -17,7 +17,8 @@ JSON document (keys may be added, never removed)::
      "client": {"connections": "warm"|"cold", "release": "barrier"|"as-scheduled"},
      "rows": [{"n", "speedup", "speedup_range", "predicted_speedup",
                "combined_wall_s", "parallel_wall_s", "combined_wall_s_range",
-               "parallel_wall_s_range", "failed", "stopped", "endpoint_slip_s"}, ...]}
+               "parallel_wall_s_range", "failed", "stopped", "endpoint_slip_s",
+               "combined_prompt", "parallel_prompt"}, ...]}
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from splitdesk.core.bench.compare import (
 )
 from splitdesk.core.bench.interrupt import Interrupt
 from splitdesk.core.bench.options import BenchOptions
-from splitdesk.core.files.report import BenchRun, summary_json
+from splitdesk.core.bench.repeats import new_nonce, with_nonce
+from splitdesk.core.files.report import BenchRun, prompt_json, summary_json
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
@@ -116,10 +118,17 @@ class SweepStep:
         return list(questions[: self.n])
 
     def plan(
-        self, questions: Sequence[str], template: CombinedTemplate, max_tokens: int | None
+        self,
+        questions: Sequence[str],
+        template: CombinedTemplate,
+        max_tokens: int | None,
+        context: str = "",
     ) -> RunPlan:
-        """This run's plan (:func:`~splitdesk.core.run.plans.make_plan` of its questions)."""
-        return make_plan(self.mode, self.questions(questions), template, max_tokens)
+        """This run's plan (:func:`~splitdesk.core.run.plans.make_plan` of its questions,
+        each prompt opened by the shared ``context`` when there is one)."""
+        return make_plan(
+            self.mode, self.questions(questions), template, max_tokens, context=context
+        )
 
 
 def sweep_steps(max_n: int, repeat: int) -> list[SweepStep]:
@@ -229,6 +238,13 @@ class SweepRow:
         :func:`~splitdesk.core.files.report.summary_json`."""
         s = summary_json(self.runs)
         slips = [r.endpoint_slip_s for r in self.runs if r.endpoint_slip_s is not None]
+        first: dict[str, BenchRun] = {}
+        for r in self.runs:
+            first.setdefault(r.mode, r)
+        prompts = {
+            f"{mode}_prompt": prompt_json(first[mode].metrics.prompt) if mode in first else None
+            for mode in ("combined", "parallel")
+        }
         return {
             "n": self.n,
             "speedup": s.get("speedup"),
@@ -242,6 +258,8 @@ class SweepRow:
             "stopped": any(bool(r.state.ended and r.state.ended.stopped) for r in self.runs),
             # the longest a run of this row had the built-in endpoint behind its schedule
             "endpoint_slip_s": max(slips) if slips else None,
+            # each side's prompt and cached tokens (first repeat; the servers' usage)
+            **prompts,
         }
 
 
@@ -300,7 +318,9 @@ async def _sweep(
     for step in sweep_steps(max_n, opts.repeat):
         if interrupt.requested():  # Ctrl-C: no further run (core/bench/interrupt.py)
             return
-        plan = step.plan(questions, opts.template, opts.max_tokens)
+        plan = step.plan(questions, opts.template, opts.max_tokens, opts.context)
+        if plan.has_context and opts.nonce is not False:  # each side prefills its document
+            plan = with_nonce(plan, new_nonce())
         predicted = None
         if sim_root is not None:  # asked before the run, never during it
             try:

@@ -176,6 +176,11 @@ class PredictionRecord(_Strict):
     e2e_s: float = Field(ge=0)
     output_tokens: int = Field(ge=0)
     rejected: bool
+    #: from endpoints that model prefill (optional: older files have none)
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    queue_s: float | None = None
+    prefill_s: float | None = None
 
 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
@@ -484,7 +489,17 @@ def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
     if run.predictions is None:
         return None
     return [
-        PredictedRequest(p.t_send_s, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
+        PredictedRequest(
+            p.t_send_s,
+            p.ttft_s,
+            p.e2e_s,
+            p.output_tokens,
+            p.rejected,
+            p.prompt_tokens,
+            p.cached_prompt_tokens,
+            p.queue_s,
+            p.prefill_s,
+        )
         for p in run.predictions
     ]
 
@@ -495,7 +510,14 @@ def plan_of(run: RunRecord) -> RunPlan:
     phases: dict[int, list[RequestSpec]] = {}
     for ev in run.events:
         if isinstance(ev, RequestPlanned):
-            spec = RequestSpec(ev.group, ev.questions, ev.prompt, ev.max_tokens)
+            spec = RequestSpec(
+                ev.group,
+                ev.questions,
+                ev.prompt,
+                ev.max_tokens,
+                system=ev.system,
+                context_chars=ev.context_chars,
+            )
             phases.setdefault(ev.phase, []).append(spec)
     mode = run.mode if run.mode in MODES else "side-by-side"
     return RunPlan(

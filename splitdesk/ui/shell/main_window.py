@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.analyse.metrics import context_prompt_tokens
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.files.settings import AppSettings, save_settings
 from splitdesk.core.measure.client_pattern import ClientPattern
@@ -688,6 +689,7 @@ class MainWindow(QMainWindow):
                 api_key=await self.endpoint.api_key(),
                 questions=self.questions.questions(),
                 template=self.questions.template(),
+                context=self.questions.context(),
                 mode=self.mode.currentData(),
                 with_sequential=self.sequential.isChecked()
                 and self.mode.currentData() == "one-after-another",
@@ -762,6 +764,8 @@ class MainWindow(QMainWindow):
                 f"{len(state.requests)} request(s) failed: {why}"
             )
         self.say(msg)
+        if any(r.context_chars for r in state.requests):  # the server counted the context
+            self.questions.show_server_count(context_prompt_tokens(state))
         self._inputs_changed()
         self.runFinished.emit(state)
 

@@ -436,6 +436,26 @@ class SummaryStrip(QFrame):
         return f"no answer (HTTP {e.status})" if e.status else f"no answer ({e.kind})"
 
     @staticmethod
+    def _context_read(c: GroupMetrics | None, p: GroupMetrics | None) -> str:
+        """With a shared context: how many prompt tokens each side's server read and how
+        many its cache served (``GroupMetrics.prompt``, the servers' usage; formatting
+        only). ``""`` without a context or a prompt count."""
+        said = []
+        for g, name in ((c, "combined"), (p, "parallel")):
+            pt = g.prompt if g is not None else None
+            if pt is None or not pt.context_chars:
+                continue
+            text = f"{name} {pt.prompt:,}"
+            if pt.cached is not None:
+                text += f", {pt.cached:,} from cache"
+            if not pt.complete:
+                text += f" ({pt.reported} of {pt.requests} reported)"
+            said.append(text)
+        if not said:
+            return ""
+        return "prompt tokens with the shared context: " + " / ".join(said)
+
+    @staticmethod
     def _complete(g: GroupMetrics | None) -> bool:
         return g is not None and g.failed == 0 and g.stopped == 0 and g.makespan_s is not None
 
@@ -473,6 +493,9 @@ class SummaryStrip(QFrame):
                 )
         if ttft:
             parts.append("TTFT " + " / ".join(ttft))
+        read = self._context_read(c, p)
+        if read:
+            parts.insert(0, read)
         toks = []
         notes = []
         for g, name in ((c, "combined"), (p, "parallel")):

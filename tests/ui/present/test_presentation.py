@@ -137,7 +137,7 @@ async def test_a_live_scenario_in_presentation_mode_is_legible(
     key(window, Qt.Key.Key_1)  # the batching scenario
     scenario = builtin_scenarios()["batching"]
     assert p.caption_bar.caption.text() == scenario.caption
-    assert p.caption_bar.where.text() == "1 / 7 · Batching server"
+    assert p.caption_bar.where.text() == "1 / 11 · Batching server"
     assert window.questions.questions() == scenario.questions
 
     finished = await listen(window.runFinished, 90, "the batching scenario's live run")
@@ -215,8 +215,9 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     assert window.controller.sim_overrides == dict(rate.spec.endpoint.params)
     key(window, Qt.Key.Key_7)
     assert p.index == 6 and window.mode.currentData() == "dependent"
-    key(window, Qt.Key.Key_9)  # no ninth scenario: nothing changes
-    assert p.index == 6
+    key(window, Qt.Key.Key_9)  # the ninth: one document with the prefix cache (issue 24)
+    assert p.index == 8 and window.controller.sim_overrides == {"prefix_cache": True}
+    assert window.questions.context().startswith("HARBOUR STREET")
 
     key(window, Qt.Key.Key_Plus)  # +/− type size
     assert window.scale == pytest.approx(scale * 1.1)
