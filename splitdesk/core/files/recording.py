@@ -96,8 +96,10 @@ FORMAT = "splitdesk-recording"
 #: type or bounds changed): bump it, add the step to :data:`MIGRATIONS` and a fixture of
 #: the old version to ``tests/fixtures/recordings/``; ``tests/core/files/
 #: test_recording_version.py`` fails until the fingerprint of the new shape is recorded.
-#: Version 2 = version 1 plus ``runs[].server``, ``settings.cold_connections`` and
-#: ``settings.release`` (files that have them but still say 1 exist: they load as 1).
+#: Version 2 = version 1 plus ``runs[].server``, ``settings.cold_connections``,
+#: ``settings.release`` (files that have them but still say 1 exist: they load as 1), the
+#: predictions' prompt and cached tokens, queue and prefill times, and the bounds of
+#: core/run/limits.py.
 FORMAT_VERSION = 2
 SUFFIX = ".splitdesk.json"
 GZ_SUFFIX = ".splitdesk.json.gz"

@@ -54,8 +54,9 @@ log = logging.getLogger(__name__)
 
 FILE_NAME = "settings.json"
 #: The settings format this code writes; it changes whenever a field does. Version 2 =
-#: version 1 plus ``window_size``, ``sidebar_collapsed``, ``autosave_recordings`` and the
-#: bounds of core/run/limits.py (files of version 1 read as they are).
+#: version 1 plus ``window_size``, ``sidebar_collapsed``, ``autosave_recordings``, the
+#: question set's shared ``context`` and the bounds of core/run/limits.py (files of
+#: version 1 read as they are).
 FORMAT_VERSION = 2
 
 #: Words for the fields a message may name (dotted paths as in the file).

