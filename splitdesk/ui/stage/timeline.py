@@ -382,14 +382,14 @@ class Timeline(QWidget):
         t = self.theme
         sw = "display:inline-block;"
         return (
-            f"<span style='color:{t.waiting}'>▨</span> waiting for first token "
-            f"(<span style='color:{t.waiting}'>█</span> the server's prefill) &nbsp;&nbsp;"
+            f"<span style='color:{t.waiting}'>▨</span> waiting for the first token "
+            f"(<span style='color:{t.waiting}'>█</span> prefill) &nbsp; "
             f"<span style='color:{lane_hex(0)}'>■</span><span style='color:{lane_hex(1)}'>■</span>"
-            f"<span style='color:{lane_hex(2)}'>■</span> streaming (numbers: answers inside the "
-            f"combined reply) &nbsp;&nbsp;"
+            f"<span style='color:{lane_hex(2)}'>■</span> streaming (1 2 3: the combined "
+            f"reply's answers) &nbsp; "
             f"<span style='color:{t.accent};{sw}'>┆</span> now"
         ) + (
-            f" &nbsp;&nbsp;<span style='color:{t.muted}'>┄▭</span> predicted"
+            f" &nbsp; <span style='color:{t.muted}'>┄▭</span> predicted"
             if self.show_predictions
             else ""
         )
