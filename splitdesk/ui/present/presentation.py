@@ -153,6 +153,7 @@ class Presentation(QObject):
             port.set_chrome_shown(True)
             port.set_full_screen(False)
             port.restore_inputs()
+            port.set_run_title(None)
             theme, scale, idle = self._own or (port.theme, port.scale, port.stage.idle_text)
             port.stage.set_idle_text(idle)
             port.restyle(theme, scale, "window")
@@ -228,6 +229,7 @@ class Presentation(QObject):
             return
         self.index = index
         s = self.scenarios[index]
+        port.set_run_title(s.title)  # its runs' recordings are named after it
         self._drop_player()
         self._measured("")
         if s.recording is None:

@@ -24,7 +24,7 @@ from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.metrics import summarize
 from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.analyse.token_curves import token_curve
-from splitdesk.core.files.recording import load_recording
+from splitdesk.core.files.recording import load_recording, suggested_name
 from splitdesk.core.files.scenarios import builtin_scenarios, load_scenario
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
@@ -381,6 +381,12 @@ async def test_every_scenario_shows_its_own_state_never_anothers(
     key(window, Qt.Key.Key_Space)
     (first,) = await finished
     measured = said(first)
+    # its recording is named after the scenario (the auto-saved file too)
+    await wait_until(lambda: bool(window.recordings.history.entries), 10, "the run recorded")
+    recording = window.recordings.history.entries[0].recording
+    assert recording is not None and recording.title == scenarios[0].title
+    slug = "-".join(scenarios[0].title.lower().split())
+    assert suggested_name(recording).endswith(f"-{slug}.splitdesk.json")
     assert p.caption_bar.measured.text() == measured
     assert "sooner" in window.stage.summary.headline.text()
     # → the next: not the first one's result
