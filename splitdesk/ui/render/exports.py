@@ -317,8 +317,12 @@ class ReplayFrames:
         stage.summary.throttle.flush()
 
     async def frame(self, t: float) -> bytes:
-        """The stage at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`."""
+        """The stage at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`; the
+        caption's measured line shows only at the run's end (as presentation mode says it
+        once the run has ended)."""
         self.player.seek(t)
+        if not self.player.done:
+            self.stage.caption.measured.setText("")
         await asyncio.sleep(0)  # layout requests and deferred updates run
         self.settle()
         return _bgrx(widget_image(self.stage), self.size)

@@ -351,6 +351,8 @@ class SummaryStrip(QFrame):
             line += f" · <span style='color:{t.muted}'>stopped</span>"
         self.headline.setText(line)
         self.details.setText(self._details(c, p, len(state.info.questions), finished))
+        if not self.show_predictions:  # the presentation look: no engineer's detail line
+            self.details.setText("")
         if diagnosis is not None:
             self._explain(state, summary, diagnosis, shared)
 
