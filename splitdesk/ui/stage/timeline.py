@@ -835,6 +835,12 @@ class Timeline(QWidget):
             k = room / parallel
             if k * pitch < PACKED_MIN_PX:
                 k = 1.0  # too thin to see: they scroll
+            else:  # packed, few names are left to show: at the normal size when they fit
+                normal = ui_font(self.scale, 0)
+                n_pitch = QFontMetrics(normal).height() * LANE_PITCH
+                n_k = (vb_h / n_pitch - (n - parallel) - 0.2) / parallel
+                if n_k * n_pitch >= PACKED_MIN_PX:
+                    font, pitch, k = normal, n_pitch, n_k
         ys, ks = [], []
         cursor = -0.5  # a lane of its own is centred on its index
         for g in groups:
