@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from splitdesk.core.files.atomic import output_problem, same_file, write_atomic
+
 _TEXT_KINDS = ("csv", "json", "trace")
 _PICTURE_KINDS = ("png", "svg", "window_png")
 _ANIMATION_KINDS = ("gif", "mp4")
@@ -124,20 +126,28 @@ def _fail(message: str, status: int = 2) -> int:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 def _check_target(flag: str, target: str) -> str | None:
-    path = Path(target)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        return f"--{flag} {target}: is a folder; give a file name"
-    if not folder.is_dir():
-        return f"--{flag} {target}: folder {folder} does not exist"
-    if not os.access(folder, os.W_OK):
-        return f"--{flag} {target}: folder {folder} is not writable"
+    if problem := output_problem(Path(target)):
+        return f"--{flag} {target}: {problem}"
+    return None
+
+
+def _same_targets(asked: dict[str, str], source: Path) -> str | None:
+    """Two outputs naming one file (or one naming the recording itself), or ``None``."""
+    seen: list[tuple[str, Path]] = [("the recording", source)]
+    for kind, target in asked.items():
+        path = Path(target)
+        for other, earlier in seen:
+            if same_file(path, earlier):
+                which = other if other == "the recording" else f"--{other.replace('_', '-')}"
+                return (
+                    f"--{kind.replace('_', '-')} {target}: {which} names the same file; "
+                    "give each output its own"
+                )
+        seen.append((kind, path))
     return None
 
 
@@ -157,10 +167,14 @@ def run(args: argparse.Namespace) -> int:
         if problem := _check_target(kind.replace("_", "-"), target):
             return _fail(problem)
     path = Path(args.file)
+    if problem := _same_targets(asked, path):
+        return _fail(problem)
     try:
         recording = load_recording(path)
     except RecordingError as exc:
         return _fail(str(exc))
+    if recording.read_only_note:  # a newer splitdesk's file: one line, then it exports
+        print(f"splitdesk export: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         return _fail(f"--run {args.run}: {path} holds {len(recording.runs)} run(s)")
     if ("gif" in asked or "mp4" in asked) and args.fps > 60:

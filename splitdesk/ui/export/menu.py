@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog
 
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.figures_export import figures_csv, figures_json
 from splitdesk.core.files.recording import Recording, RecordingError
 from splitdesk.core.files.trace_events import trace_document
@@ -50,9 +51,7 @@ ANIMATION_FPS = 30.0
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 class ExportMenu(QObject):
@@ -171,7 +170,7 @@ class ExportMenu(QObject):
 
         async def go() -> None:
             try:
-                await asyncio.to_thread(path.write_bytes, data)
+                await asyncio.to_thread(write_atomic, path, data)
             except OSError as exc:
                 self._problem("Could not export", str(exc))
                 return
@@ -294,4 +293,4 @@ class ExportMenu(QObject):
                 dialog.close()
                 dialog.deleteLater()
 
-        return spawn(go())
+        return spawn(go(), "export animation", ends_with_window=True)

@@ -11,8 +11,9 @@ Libraries and why:
   are centiseconds: frame k lasts ``round(100 (k+1) / fps) − round(100 k / fps)`` cs, so
   the total is ``frames / fps`` and 30 fps alternates 3 and 4 cs.
 * **MP4 — imageio-ffmpeg**: a wheel on PyPI that carries its own ``ffmpeg`` binary (no
-  system package, nothing downloaded at run time) and streams raw frames to it through a
-  pipe, so encoding runs in a second process beside the rendering. H.264 (libx264),
+  system package, nothing downloaded at run time); raw frames are streamed to it through a
+  pipe, so encoding runs in a second process beside the rendering (:class:`Mp4Writer`
+  says why splitdesk runs that process itself). H.264 (libx264),
   yuv420p (plays in every browser, slide tool and phone), ``+faststart``. PyAV would do
   the same in-process but is a larger wheel and a lower-level API.
 
@@ -23,12 +24,17 @@ conversion per frame). Raises :class:`EncodeError` for a bad size or a frame of 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-from collections.abc import Generator
+import subprocess
+import tempfile
+import weakref
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 from PIL import GifImagePlugin, Image, ImageChops
+
+from splitdesk.core.files.atomic import AtomicFile
 
 #: Largest side of an animation (pixels) and highest frame rate: a 4K 60 fps video is
 #: the most a slide can use; more only makes huge files.
@@ -85,7 +91,9 @@ def animation_seconds(frames: int, fps: float, kind: str) -> float:
 
 class GifWriter:
     """Writes a looping GIF frame by frame (module docstring). ``palette_from``: RGB bytes
-    of a frame whose colours make the file's palette (the run's last frame)."""
+    of a frame whose colours make the file's palette (the run's last frame). The frames go
+    to a temporary file beside ``path`` (:class:`~splitdesk.core.files.atomic.AtomicFile`),
+    renamed over it by :meth:`close`; :meth:`abort` leaves nothing."""
 
     def __init__(self, path: Path, size: tuple[int, int], fps: float, palette_from: bytes) -> None:
         check_size(size, fps, "gif")
@@ -94,9 +102,9 @@ class GifWriter:
         first = self._image(palette_from)
         self._palette = first.quantize(colors=GIF_COLORS, method=Image.Quantize.MEDIANCUT)
         self._previous: Image.Image | None = None
-        self._fp: BinaryIO | None = None
-        self._tmp = path.with_name(path.name + ".part")
-        self._fp = self._tmp.open("wb")
+        self._target = AtomicFile(path)
+        self._fp: BinaryIO | None = self._target.temp.open("wb")
+        _OPEN.add(self)
 
     def _image(self, rgb: bytes) -> Image.Image:
         if len(rgb) != self.size[0] * self.size[1] * 4:
@@ -108,13 +116,15 @@ class GifWriter:
 
     def write(self, rgb: bytes) -> None:
         """Add one frame."""
-        assert self._fp is not None, "write after close"
+        fp = self._fp
+        if fp is None:
+            raise EncodeError("the GIF was closed or aborted")
         frame = self._image(rgb).quantize(palette=self._palette, dither=Image.Dither.NONE)
         delay = self._delay_ms(self.frames)
         if self._previous is None:
             header, _ = GifImagePlugin.getheader(frame, info={"loop": 0})
             for chunk in header:
-                self._fp.write(chunk)
+                fp.write(chunk)
             box: tuple[int, int, int, int] | None = (0, 0, *self.size)
         else:
             box = ImageChops.difference(frame, self._previous).getbbox()
@@ -125,7 +135,7 @@ class GifWriter:
         part.putpalette(self._palette.getpalette() or [])
         params: dict[str, Any] = {"duration": delay, "disposal": 1, "loop": 0}
         for chunk in GifImagePlugin.getdata(part, offset=box[:2], **params):
-            self._fp.write(chunk)
+            fp.write(chunk)
         self._previous = frame
         self.frames += 1
 
@@ -133,22 +143,37 @@ class GifWriter:
         """Finish the file (atomically: it appears whole or not at all)."""
         if self._fp is None:
             return
-        self._fp.write(b";")  # GIF trailer
-        self._fp.close()
-        self._fp = None
-        self._tmp.replace(self.path)
+        fp, self._fp = self._fp, None
+        _OPEN.discard(self)
+        try:
+            fp.write(b";")  # GIF trailer
+            fp.close()
+            self._target.commit()
+        except OSError:
+            self._target.discard()
+            raise
 
     def abort(self) -> None:
-        """Drop the unfinished file."""
-        if self._fp is not None:
-            self._fp.close()
-            self._fp = None
-        with contextlib.suppress(OSError):
-            self._tmp.unlink()
+        """Drop the unfinished file (idempotent, safe from any thread)."""
+        _OPEN.discard(self)
+        fp, self._fp = self._fp, None
+        if fp is not None:
+            with contextlib.suppress(OSError, ValueError):
+                fp.close()
+        self._target.discard()
 
 
 class Mp4Writer:
-    """Writes an H.264 MP4 through imageio-ffmpeg's bundled ffmpeg (module docstring)."""
+    """Writes an H.264 MP4 through imageio-ffmpeg's bundled ffmpeg (module docstring).
+
+    splitdesk starts that ffmpeg itself (``imageio_ffmpeg.get_ffmpeg_exe``) rather than
+    through ``imageio_ffmpeg.write_frames``, whose generator owns the process: closing it
+    early waits for ffmpeg to encode every frame already piped (and finish the file), and
+    nothing can kill it and reap it at once. Here :meth:`abort` kills ffmpeg, waits for it
+    and removes the temporary file, so a cancelled export or a closed window leaves no
+    process and no partial file. The output goes to a temporary file beside ``path``
+    (``-f mp4``: ffmpeg cannot take the container from its name), renamed by :meth:`close`.
+    """
 
     def __init__(self, path: Path, size: tuple[int, int], fps: float) -> None:
         check_size(size, fps, "mp4")
@@ -156,52 +181,121 @@ class Mp4Writer:
 
         self.path, self.size, self.fps = path, size, fps
         self.frames = 0
-        # ffmpeg picks the muxer from the name: keep .mp4 at the end of the temporary file
-        self._tmp = path.with_name(f".{path.stem}.part{path.suffix or '.mp4'}")
-        self._gen: Generator[None, bytes | None, None] | None = imageio_ffmpeg.write_frames(
-            str(self._tmp),
-            size,
-            fps=fps,
-            codec="libx264",
-            pix_fmt_in="bgra",  # Qt RGB32 memory (B G R X); X is ignored
-            pix_fmt_out="yuv420p",
-            quality=None,
-            macro_block_size=1,
-            ffmpeg_log_level="error",
-            output_params=["-preset", "veryfast", "-crf", "26", "-movflags", "+faststart"],
-        )
+        self._target = AtomicFile(path)
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as ffmpeg
+        command = [
+            imageio_ffmpeg.get_ffmpeg_exe(),
+            "-y",
+            "-v",
+            "error",
+            "-f",
+            "rawvideo",
+            "-vcodec",
+            "rawvideo",
+            "-s",
+            f"{size[0]}x{size[1]}",
+            "-pix_fmt",
+            "bgra",  # Qt RGB32 memory (B G R X); X is ignored
+            "-r",
+            f"{fps:g}",
+            "-i",
+            "-",
+            "-an",
+            "-vcodec",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-preset",
+            "veryfast",
+            "-crf",
+            "26",
+            "-movflags",
+            "+faststart",
+            "-f",
+            "mp4",
+            str(self._target.temp),
+        ]
         try:
-            self._gen.send(None)  # starts ffmpeg
-        except (OSError, RuntimeError) as exc:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr
+            )
+        except OSError as exc:
+            self._target.discard()
+            self._stderr.close()
             raise EncodeError(f"could not start ffmpeg: {exc}") from None
+        _OPEN.add(self)
+
+    def _ffmpeg_said(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0)
+            text = self._stderr.read().decode("utf-8", "replace").strip()
+            return text.splitlines()[-1] if text else ""
+        return ""
 
     def write(self, rgb: bytes) -> None:
         """Add one frame."""
-        assert self._gen is not None, "write after close"
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise EncodeError("the MP4 was closed or aborted")
         if len(rgb) != self.size[0] * self.size[1] * 4:
             raise EncodeError(f"a frame of {len(rgb)} bytes is not {self.size[0]}x{self.size[1]}")
         try:
-            self._gen.send(rgb)
-        except (OSError, RuntimeError) as exc:
-            raise EncodeError(f"ffmpeg failed: {exc}") from None
+            proc.stdin.write(rgb)
+        except (OSError, ValueError) as exc:
+            said = self._ffmpeg_said()
+            raise EncodeError(f"ffmpeg failed: {said or exc}") from None
         self.frames += 1
 
     def close(self) -> None:
-        """Finish the file (atomically)."""
-        if self._gen is None:
+        """Finish the file (atomically): ffmpeg encodes what is piped and exits."""
+        proc, self._proc = self._proc, None
+        if proc is None:
             return
-        gen, self._gen = self._gen, None
+        _OPEN.discard(self)
         try:
-            gen.close()
-        except (OSError, RuntimeError) as exc:
-            raise EncodeError(f"ffmpeg failed: {exc}") from None
-        self._tmp.replace(self.path)
+            if proc.stdin is not None:
+                proc.stdin.close()
+            code = proc.wait()
+            if code != 0:
+                raise EncodeError(f"ffmpeg failed (exit status {code}): {self._ffmpeg_said()}")
+            self._target.commit()
+        except BaseException:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            self._target.discard()
+            raise
+        finally:
+            self._stderr.close()
 
     def abort(self) -> None:
-        """Stop ffmpeg and drop the unfinished file."""
-        if self._gen is not None:
-            gen, self._gen = self._gen, None
-            with contextlib.suppress(Exception):
-                gen.close()
-        with contextlib.suppress(OSError):
-            self._tmp.unlink()
+        """Kill ffmpeg, wait for it and drop the unfinished file (idempotent, quick, safe
+        from any thread)."""
+        _OPEN.discard(self)
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+            with contextlib.suppress(OSError, ValueError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            proc.wait()
+            with contextlib.suppress(OSError):
+                self._stderr.close()
+        self._target.discard()
+
+
+#: Writers not yet closed or aborted (:func:`abort_open_writers`).
+_OPEN: weakref.WeakSet[GifWriter | Mp4Writer] = weakref.WeakSet()
+
+
+def abort_open_writers() -> int:
+    """Abort every animation still being written (the window closing, the process
+    exiting): no ffmpeg left running, no partial file left. Returns how many there were."""
+    writers = list(_OPEN)
+    for writer in writers:
+        writer.abort()
+    return len(writers)
+
+
+atexit.register(abort_open_writers)

@@ -18,6 +18,7 @@ Encoding: :mod:`splitdesk.ui.render.encoders` (Pillow for GIF, imageio-ffmpeg fo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
 from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.plain import measured_line
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import Theme, dress, present_scale, present_theme, ui_font
@@ -162,10 +164,22 @@ def save_png(image: QImage, path: Path) -> tuple[int, int]:
     """Write ``image`` to ``path`` as PNG (safe in a worker thread). Returns its size.
     Raises ``OSError`` when the file cannot be written."""
     _check_png_path(path)
-    # PNG whatever the name says (PySide6 takes the format as str; its stubs say bytes)
-    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
-        raise OSError(f"{path}: could not be written")
+    write_atomic(path, png_bytes(image))  # whole or not at all (core/files/atomic.py)
     return image.width(), image.height()
+
+
+def png_bytes(image: QImage, fmt: str = "PNG") -> bytes:
+    """``image`` encoded as PNG (or ``fmt``, a format Qt writes: ``JPG``, ``BMP`` …), to be
+    written with :func:`~splitdesk.core.files.atomic.write_atomic`. Safe in a worker
+    thread (QImage is reentrant). Raises ``OSError`` when Qt cannot encode it."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # PySide6 takes the format as str; its stubs say bytes
+    if not image.save(buffer, fmt):  # type: ignore[call-overload]
+        raise OSError(f"Qt could not encode the image as {fmt}")
+    buffer.close()
+    return bytes(data.data())
 
 
 def timeline_png(timeline: Timeline, path: Path, scale: float = PNG_SCALE) -> tuple[int, int]:
@@ -192,7 +206,7 @@ def timeline_svg(timeline: Timeline, path: Path) -> None:
     """Save :func:`timeline_svg_bytes` to ``path``. Raises ``OSError`` when the file
     cannot be written."""
     _check_png_path(path)
-    path.write_bytes(timeline_svg_bytes(timeline))
+    write_atomic(path, timeline_svg_bytes(timeline))
 
 
 def widget_image(widget: QWidget, scale: float = 1.0) -> QImage:
@@ -370,10 +384,10 @@ async def render_animation(
         recording, opts.run, opts.size, theme, look=opts.look, caption=opts.caption
     )
     writer: FrameWriter | None = None
+    pending: asyncio.Future[None] | None = None
     try:
         last = await frames.frame(frames.duration)  # its colours make the GIF palette
         writer = await asyncio.to_thread(_writer, opts, path, last)
-        pending: asyncio.Future[None] | None = None
         for k in range(total):
             rgb = await frames.frame(min(k / opts.fps, frames.duration))
             if pending is not None:
@@ -387,8 +401,14 @@ async def render_animation(
         await asyncio.to_thread(writer.close)
         return writer.frames
     except BaseException:
+        # Cancelled (Cancel, the window closing) or failed: a frame still being written
+        # finishes first, then the writer is aborted at once, here (kill ffmpeg, drop the
+        # partial file): the loop may not run again after a close.
+        if pending is not None and not pending.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait([pending], timeout=2.0)
         if writer is not None:
-            await asyncio.to_thread(writer.abort)
+            writer.abort()
         raise
     finally:
         frames.dispose()
