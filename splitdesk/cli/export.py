@@ -1,12 +1,14 @@
-"""``splitdesk export RECORDING --png/--svg/--window-png/--csv/--json/--trace/--gif/--mp4 OUT``.
+"""``splitdesk export RECORDING --png/--svg/--window-png/--csv/--json/--trace/--gif/--mp4/
+--webp OUT``.
 
 Writes the same files as the window's File → Export menu, with no window on screen: the
 figures (CSV, bench JSON), the Perfetto / Chrome trace, the timeline (PNG at 2× by
 default, SVG) and the whole window (PNG) as they look at the run's end, and the run as an
-animation (GIF, MP4) rendered offscreen at ``--size`` and ``--fps``. Several outputs may
-be asked at once. Qt is loaded only for pictures and animations, on the ``offscreen``
-platform unless ``QT_QPA_PLATFORM`` says otherwise. A terminal gets a progress bar for
-animations (stderr). Exit status: 0 written, 1 an export failed, 2 a bad file or option.
+animation (GIF, MP4, animated WebP) rendered offscreen at ``--size`` and ``--fps``.
+Several outputs may be asked at once. Qt is loaded only for pictures and animations, on
+the ``offscreen`` platform unless ``QT_QPA_PLATFORM`` says otherwise. A terminal gets a
+progress bar for animations (stderr). Exit status: 0 written, 1 an export failed, 2 a
+bad file or option.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from splitdesk.core.files.atomic import output_problem, same_file, write_atomic
 
 _TEXT_KINDS = ("csv", "json", "trace")
 _PICTURE_KINDS = ("png", "svg", "window_png")
-_ANIMATION_KINDS = ("gif", "mp4")
+_ANIMATION_KINDS = ("gif", "mp4", "webp")
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -68,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--gif", metavar="OUT", help="the run as an animated GIF")
     out.add_argument("--mp4", metavar="OUT", help="the run as an MP4 video (H.264)")
+    out.add_argument(
+        "--webp", metavar="OUT", help="the run as an animated WebP (lossless, loops; for the web)"
+    )
     p.add_argument(
         "--size",
         type=_size,
@@ -162,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     }
     if not asked:
         return _fail("nothing to export: give one or more of --png --svg --window-png --csv "
-                     "--json --trace --gif --mp4")  # fmt: skip
+                     "--json --trace --gif --mp4 --webp")  # fmt: skip
     for kind, target in asked.items():
         if problem := _check_target(kind.replace("_", "-"), target):
             return _fail(problem)
@@ -177,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"splitdesk export: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         return _fail(f"--run {args.run}: {path} holds {len(recording.runs)} run(s)")
-    if ("gif" in asked or "mp4" in asked) and args.fps > 60:
+    if any(k in asked for k in _ANIMATION_KINDS) and args.fps > 60:
         return _fail(f"--fps {args.fps:g}: at most 60 frames per second")
     if "gif" in asked and args.fps > 50:
         return _fail(f"--fps {args.fps:g}: a GIF plays right at 50 frames per second at most")

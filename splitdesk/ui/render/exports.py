@@ -1,6 +1,6 @@
 """Pictures and animations of a run: the timeline as PNG (2× by default, for slides) or
-SVG (pyqtgraph's exporters), the stage as PNG, and a replay rendered offscreen as a GIF
-or MP4 at a fixed size and frame rate.
+SVG (pyqtgraph's exporters), the stage as PNG, and a replay rendered offscreen as an MP4,
+a GIF or an animated WebP at a fixed size and frame rate.
 
 The animation (:func:`render_animation`) plays one run of a recording on a bare
 :class:`~splitdesk.ui.stage.stage.Stage` of its own, never shown on screen
@@ -12,7 +12,8 @@ slower or faster than real time and the file plays at the recorded pace). Frame 
 the run at ``min(k / fps, duration)``; there are :func:`frame_count` frames, so the file
 lasts ``frames / fps`` seconds. Between frames the coroutine yields to the event loop, so
 a window doing this stays responsive, and a cancel request stops it at the next frame.
-Encoding: :mod:`splitdesk.ui.render.encoders` (Pillow for GIF, imageio-ffmpeg for MP4).
+Encoding: :mod:`splitdesk.ui.render.encoders` (Pillow for GIF, imageio-ffmpeg for MP4
+and WebP).
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import Theme, dress, present_scale, present_theme, ui_font
 from splitdesk.ui.render import svg_fix
 from splitdesk.ui.render.encoders import (
+    KINDS,
     MAX_SECONDS,
     EncodeError,
+    FfmpegWriter,
     FrameWriter,
     GifWriter,
-    Mp4Writer,
     check_size,
 )
 from splitdesk.ui.stage.playback import StagePlayer
@@ -236,7 +238,7 @@ def window_png(window: QWidget, path: Path, scale: float = 1.0) -> tuple[int, in
 
 @dataclass(frozen=True)
 class AnimationOptions:
-    """What to render: ``kind`` "gif" or "mp4"; ``size`` (width, height) pixels; ``fps``
+    """What to render: ``kind`` "mp4", "gif" or "webp"; ``size`` (width, height) pixels; ``fps``
     frames per second; ``run``: which run of the recording (0-based); ``look``: the
     stage's look (the audience's, by default); ``caption``: what its caption bar says
     (where, caption)."""
@@ -352,7 +354,7 @@ class ReplayFrames:
 def _writer(opts: AnimationOptions, path: Path, palette_frame: bytes) -> FrameWriter:
     if opts.kind == "gif":
         return GifWriter(path, opts.size, opts.fps, palette_frame)
-    return Mp4Writer(path, opts.size, opts.fps)
+    return FfmpegWriter(path, opts.size, opts.fps, opts.kind)
 
 
 async def render_animation(
@@ -367,9 +369,9 @@ async def render_animation(
     of frames written. Raises :class:`ExportCancelledError` (no file left behind),
     :class:`~splitdesk.ui.render.encoders.EncodeError` for sizes, rates or runs over the caps and
     encoder failures, ``OSError`` when the file cannot be written. Encoding runs in a
-    worker thread (GIF) or ffmpeg's own process (MP4)."""
-    if opts.kind not in ("gif", "mp4"):
-        raise EncodeError(f"unknown animation kind {opts.kind!r} (gif or mp4)")
+    worker thread (GIF) or ffmpeg's own process (MP4, WebP)."""
+    if opts.kind not in KINDS:
+        raise EncodeError(f"unknown animation kind {opts.kind!r} ({', '.join(KINDS)})")
     check_size(opts.size, opts.fps, opts.kind)
     if not 0 <= opts.run < len(recording.runs):
         raise EncodeError(f"the recording holds {len(recording.runs)} run(s), not {opts.run + 1}")
