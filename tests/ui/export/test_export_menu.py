@@ -37,6 +37,8 @@ async def test_export_menu_writes_every_kind(make_window: Any, tmp_path: Path) -
         "Trace for Perfetto (JSON)…",
         "Animation as GIF (size, frame rate)…",
         "Animation as MP4 (size, frame rate)…",
+        "Animation as WebP, for the web (size, frame rate)…",
+        "Clips of the talk for slides (every scenario)…",
     ]
     recording = load_recording(SHORT)
     assert window.recordings.show_recording(recording)
@@ -113,7 +115,7 @@ def _ffmpeg_children() -> list[int]:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("kind", ["mp4", "gif"])
+@pytest.mark.parametrize("kind", ["mp4", "gif", "webp"])
 async def test_closing_the_window_mid_export_leaves_no_file_and_no_ffmpeg(
     make_window: Any, tmp_path: Path, kind: str
 ) -> None:
@@ -128,8 +130,8 @@ async def test_closing_the_window_mid_export_leaves_no_file_and_no_ffmpeg(
     dialog = menu.progress
     assert dialog is not None
     await wait_until(lambda: dialog.value() >= 3, 30, "three frames were rendered")
-    if kind == "mp4":
-        assert _ffmpeg_children(), "ffmpeg runs while the MP4 renders"
+    if kind != "gif":
+        assert _ffmpeg_children(), f"ffmpeg runs while the {kind.upper()} renders"
     window.close()
     await wait_signal(window.closed, 30, "the window closed")
     assert task.done()
