@@ -146,15 +146,23 @@ def measured_line(state: RunState, diagnosis: Diagnosis) -> str:
     """What presentation mode says beside a scenario's caption once its run has ended:
     the verdict with the numbers it rests on ("Parallel finished 4.5× sooner: 12.0 s
     against 2.7 s"), or why there is none; dependent questions: the chain's own finding.
-    Never the engineer's Why line (the stage's summary says the plain reason under it)."""
+    Never the engineer's Why line (the stage's summary says the plain reason under it).
+    The text of :func:`measured_verdict`."""
+    return measured_verdict(state, diagnosis).text
+
+
+def measured_verdict(state: RunState, diagnosis: Diagnosis) -> Verdict:
+    """:func:`measured_line` with its kind, so the caption colours a win as a win and
+    nothing else ("no-verdict" for a chain, a failure or a run with no speed-up figure)."""
     if diagnosis.code in ("chained", "failed"):
-        return diagnosis.text[:1].upper() + diagnosis.text[1:]
+        return Verdict("no-verdict", diagnosis.text[:1].upper() + diagnosis.text[1:], 1.0)
     summary = summarize(state)
     c, p = summary.groups.get("combined"), summary.groups.get("parallel")
     if summary.speedup is None or c is None or p is None:
-        return diagnosis.text[:1].upper() + diagnosis.text[1:]
+        return Verdict("no-verdict", diagnosis.text[:1].upper() + diagnosis.text[1:], 1.0)
     shared = state.info is not None and state.info.mode == "side-by-side"
     v = headline_verdict(summary.speedup, diagnosis, shared)
     if v.kind == "no-verdict":
-        return v.text[:1].upper() + v.text[1:]
-    return f"{v.text}: {c.makespan_s:.1f} s against {p.makespan_s:.1f} s"
+        return Verdict(v.kind, v.text[:1].upper() + v.text[1:], v.speedup)
+    text = f"{v.text}: {c.makespan_s:.1f} s against {p.makespan_s:.1f} s"
+    return Verdict(v.kind, text, v.speedup)
