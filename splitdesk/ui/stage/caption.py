@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLay
 
 from splitdesk.core.analyse.plain import VerdictKind
 from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.wrap import WidowlessLabel
 
 
 class CaptionBar(QFrame):
@@ -20,13 +21,11 @@ class CaptionBar(QFrame):
         self.setObjectName("captionBar")
         self.where = QLabel("")
         self.where.setObjectName("captionWhere")
-        self.caption = QLabel("")
+        self.caption = WidowlessLabel()
         self.caption.setObjectName("caption")
-        self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
-        self.measured = QLabel("")
+        self.measured = WidowlessLabel()  # "11.8" and "s" on one line (ui/common/wrap.py)
         self.measured.setObjectName("measured")
-        self.measured.setWordWrap(True)
         self.measured.setTextFormat(Qt.TextFormat.PlainText)
         #: the measured line's verdict: only a win is drawn in the "good" colour
         self.measured_kind: VerdictKind = "no-verdict"
