@@ -471,10 +471,8 @@ class SummaryStrip(QFrame):
         ttft = []
         for g, name in ((c, "combined"), (p, "parallel")):
             if g is not None and g.ttft_range_s is not None:
-                lo, hi = g.ttft_range_s
-                ttft.append(
-                    f"{name} {lo:.2f} s" if hi - lo < 0.005 else f"{name} {lo:.2f}–{hi:.2f} s"
-                )
+                low, high = (f"{x:.2f}" for x in g.ttft_range_s)  # one figure if they print alike
+                ttft.append(f"{name} {low} s" if low == high else f"{name} {low}–{high} s")
         if ttft:
             parts.append("TTFT " + " / ".join(ttft))
         read = self._context_read(c, p)
