@@ -173,14 +173,26 @@ class PaneGrid(QScrollArea):
         modes = [(False, False, header, int(125 * self._scale))]
         if self.focused is None:
             modes.append((True, False, header, max(p.compact_height() for p in visible)))
+            tight_h = max(p.tight_height() for p in visible)
             tight_width = max([self.base_min_width] + [p.tight_min_width() for p in visible])
-            modes.append((True, True, tight_width, max(p.tight_height() for p in visible)))
+            modes.append((True, True, tight_width, tight_h))
+        # tight with no room for the figures (they drop; their tooltip keeps them): only
+        # where every way with figures leaves more than half the panes out of sight (two
+        # questions at 1280×720 ×1.5 showed one pane and "+1 more")
+        bare = None
+        if self.focused is None:
+            bare_width = max([self.base_min_width] + [p.tight_min_width(False) for p in visible])
+            bare = (True, True, bare_width, modes[-1][3])
 
         def choose(width: int) -> tuple[tuple[bool, bool, int, int], int]:
             best = modes[0]
             if shown_at(width, best[2], best[3]) < len(visible):  # a tie: compact, tight, normal
                 order = modes[1:] + modes[:1]
                 best = max(order, key=lambda m: (shown_at(width, m[2], m[3]), -order.index(m)))
+            shown = shown_at(width, best[2], best[3])
+            few = 2 * shown <= len(visible)
+            if bare is not None and few and shown_at(width, bare[2], bare[3]) > shown:
+                best = bare
             self.min_width, self.min_height = best[2], best[3]
             return best, self.columns_for(width, height, len(visible))
 

@@ -70,6 +70,11 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+#: The shortest wording of a pane's figures a tight row keeps room for (a stable width:
+#: the grid's columns do not change as the numbers do).
+FIGURES_ROOM = "TTFT 00.00 s"
+
+
 class TextStream(QPlainTextEdit):
     """Read-only text fed at its end; follows the end unless the reader scrolled up."""
 
@@ -575,15 +580,18 @@ class RequestPane(QFrame):
     def _stats_height(self) -> int:
         return max(self.state.sizeHint().height(), self.stats.sizeHint().height())
 
-    def tight_min_width(self) -> int:
-        """Pixels a tight header row needs: the whole label and the state beside it. The
-        figures are not counted when they drop out of a row too narrow for them (their
-        tooltip keeps them): two panes side by side, each without figures, show more than
-        one pane with them (two questions at 1280×720 ×1.5 showed one pane and "+1 more")."""
+    def tight_min_width(self, figures: bool = True) -> int:
+        """Pixels a tight header row needs: the whole label and the state beside it, and
+        with ``figures`` room for the shortest wording of them ("TTFT 0.05 s"); without,
+        the figures drop out of the row (their tooltip keeps them), which lets two panes
+        sit side by side where one with figures would leave the other out of sight."""
         spacing = self._head.spacing()
-        figures = self.stats.minimumWidth()  # 1 px: they drop when the row is narrow
+        if figures:
+            room = self.stats.fontMetrics().horizontalAdvance(FIGURES_ROOM)
+        else:
+            room = self.stats.minimumWidth()  # 1 px: they drop when the row is narrow
         # the state and the figures each add a widget, and a gap, to the row
-        return self.header_min_width() + self.state.sizeHint().width() + figures + 2 * spacing
+        return self.header_min_width() + self.state.sizeHint().width() + room + 2 * spacing
 
     def compact_height(self) -> int:
         """Height of a compact pane: header, state row and two lines of text."""

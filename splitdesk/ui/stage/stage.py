@@ -761,6 +761,17 @@ class Stage(QWidget):
         # the parallel lanes packed into one block (ui/stage/timeline.py), beside a combined
         # and perhaps a sequential lane of their own
         packed = fixed + int(2.2 * small_px + max(0, lanes - 2) * PACKED_MIN_PX) + axis + 2
+        # The summary's Why line gives way (to the strip's tooltip; the plain words stay)
+        # when that lets every lane show, and comes back when there is room for it again:
+        # every lane in sight is worth more at 1280×720 ×1.5 than the second wording.
+        summary = self.summary
+        why = summary.why_px(width) if summary.why_text else 0
+        if summary.why_shown and why and need > room and need - why <= room:
+            summary.set_why_shown(False)  # the strip re-lays out and fits the lanes again
+            return
+        if not summary.why_shown and why and need + why <= room:
+            summary.set_why_shown(True)
+            return
         if wanted <= int(h * 0.6):
             bottom = max(wanted, int(h * 0.4))
         elif need <= room:
@@ -808,16 +819,19 @@ class Stage(QWidget):
             if lay is not None and self.summary.width() > 0:
                 details = self.summary.details
                 need = lay.totalHeightForWidth(self.summary.width())
-                tight = need > 0.36 * self.main_split.height()  # a projector's short window
-                if tight and not details.isHidden():  # the least needed line gives way
+                summary, width = self.summary, self.summary.width()
+                share = 0.36 * self.main_split.height()  # a projector's short window
+                if need > share and not details.isHidden():  # the least needed line goes
                     details.hide()
-                    need = lay.totalHeightForWidth(self.summary.width())
-                elif details.isHidden() and details.text():
-                    extra = details.heightForWidth(self.summary.width()) + lay.spacing()
-                    if need + extra <= 0.36 * self.main_split.height():
-                        details.show()  # room again (a taller window)
+                    need = lay.totalHeightForWidth(width)
+                if details.isHidden() and details.text() and summary.why_shown:
+                    extra = details.heightForWidth(width) + lay.spacing()
+                    if need + extra <= share:
+                        details.show()
                         need += extra
-                self.summary.setToolTip(details.text() if details.isHidden() else "")
+                hover = [summary.why_text] if not summary.why_shown else []
+                hover += [details.text()] if details.isHidden() and details.text() else []
+                summary.setToolTip("<br>".join(t for t in hover if t))
                 if need > 0 and need != self.summary.maximumHeight():
                     # fixed: a splitter's child layout would otherwise give the strip its
                     # height-for-width below the timeline and cut its last line

@@ -175,6 +175,13 @@ class SummaryStrip(QFrame):
         self.shared_failure: RequestError | None = None
         #: The finished run's reason in plain words (core/analyse/plain.py), ``""`` before.
         self.plain = ""
+        #: The engineer's Why line is shown (False on a stage too short for it beside every
+        #: timeline lane: it then gives way, after the details line, to the summary's
+        #: tooltip; the plain words stay).
+        self.why_shown = True
+        #: The Why line as last written (with its notes), shown or not.
+        self.why_text = ""
+        self._explained: tuple[RunState, RunSummary, Diagnosis, bool] | None = None
         self._diagnosed_at = -1
         self.banner = QLabel("")
         self.banner.setObjectName("banner")
@@ -248,6 +255,8 @@ class SummaryStrip(QFrame):
     def _reset_explanation(self) -> None:
         self.diagnosis = None
         self.plain = ""
+        self.why_text = ""
+        self._explained = None
         self.shared_failure = None
         self._diagnosed_at = -1
         self.banner.hide()
@@ -366,8 +375,29 @@ class SummaryStrip(QFrame):
             self._diagnosed_at = state.events_applied
         return self.diagnosis
 
+    def why_px(self, width: int) -> int:
+        """Pixels the Why line takes in the explanation at ``width`` (0: none written)."""
+        if not self.why_text:
+            return 0
+        probe = QLabel()
+        probe.setFont(self.explain.font())
+        probe.setTextFormat(Qt.TextFormat.RichText)
+        probe.setWordWrap(True)
+        probe.setText(self.why_text)
+        return probe.heightForWidth(max(width, 1))
+
+    def set_why_shown(self, shown: bool) -> None:
+        """Show the Why line, or leave it out (its text then in :attr:`why_text`, for the
+        strip's tooltip); the explanation is written again at once."""
+        if shown != self.why_shown:
+            self.why_shown = shown
+            if self._explained is not None:
+                self._explain(*self._explained)
+
     def _explain(self, state: RunState, summary: RunSummary, d: Diagnosis, shared: bool) -> None:
         """The banner (one shared failure), the speed-up split and the diagnosis line."""
+        self._explained = (state, summary, d, shared)
+        self.why_text = ""
         t = self.theme
         self.shared_failure = failure = common_failure(state.requests)
         if failure is not None:
@@ -392,7 +422,9 @@ class SummaryStrip(QFrame):
                 why = f"<b>Why:</b> {escape(d.text, quote=False)}"
                 for note in d.notes:
                     why += f"<br>Also: {escape(note.text, quote=False)}"
-                lines.append(why)
+                self.why_text = why
+                if self.why_shown:
+                    lines.append(why)
         if self.show_predictions and fair_mode_applies(state, d):
             # the headline names the cause ("no verdict: both ways shared the server", "…
             # ran one request at a time") and the Why line explains it; this line offers

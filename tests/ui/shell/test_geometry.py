@@ -494,6 +494,10 @@ async def test_a_projector_shows_every_lane_at_five_questions(
         if pane.isVisible() and pane not in hidden:
             assert_whole_lines(pane)
     # the user's choice wins: View → Server lane shows it whole; the lanes then scroll
+    if lane.fold == "line":  # shown as its caption line (checked): the first choice hides
+        lane.action.trigger()
+        await settled(window)
+        assert lane.fold == "off" and not lane.isVisible()
     lane.action.trigger()
     await settled(window)
     assert lane.fold == "open" and lane.fold_by_user == "open" and lane.isVisible()
@@ -568,3 +572,46 @@ async def test_a_few_questions_under_the_tallest_summary_are_all_in_sight(
         window.resize(width, size[1])
         await settled(window)
         check_grid(window, n, labels)
+
+
+@pytest.fixture(scope="module")
+def sim_batching() -> Iterator[Any]:
+    """The built-in endpoint as the app starts it (batching, answers of their own length)
+    at 8×: the default run's summary, plain words and Why line in two lines each."""
+    from splitdesk.sim.launcher import start_sim
+
+    sim = start_sim("batching", {"speed": 8})
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("size", "scale"), SIZES[1:3], ids=lambda v: str(v))
+async def test_the_why_line_gives_way_to_every_lane(
+    sim_batching: Any, window_at: Any, size: tuple[int, int], scale: float
+) -> None:
+    """The default run of five questions: at 1280×720 ×1.5 the Why line gives way to the
+    strip's tooltip, after the details line, so every timeline lane stays in sight (the
+    five parallel lanes were packed into slivers under a summary of six lines); at
+    1920×1080 it stays. The plain words stay at both."""
+    questions = question_set(5).texts
+    plan = make_plan("side-by-side", questions, CombinedTemplate(), None)
+    events: list[RunEvent] = []
+    endpoint = EndpointConfig(sim_batching.openai_base_url, "openai-chat", "splitdesk-sim")
+    await Runner(RunConfig(endpoint), events.append).run(questions, plan)
+    window = window_at(size, scale, AppSettings(question_set=question_set(5)))
+    await replay_into(window, plan, questions, events)
+    summary, timeline = window.stage.summary, window.stage.timeline
+    assert summary.why_text.startswith("<b>Why:</b>")
+    assert timeline.lanes_shown == len(timeline.lanes) == 6 and not timeline.packed, (
+        f"{timeline.lanes_shown} of {len(timeline.lanes)} lanes in sight, packed {timeline.packed}"
+    )
+    assert summary.plain and summary.plain in summary.explain.text()  # always stays
+    if size == (1280, 720):
+        assert not summary.why_shown and "Why:" not in summary.explain.text()
+        assert summary.why_text in summary.toolTip()  # on hover
+    else:
+        assert summary.why_shown and summary.why_text in summary.explain.text()
+    check_summary(window)
