@@ -67,11 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--talk",
         metavar="PATH",
-        help="with --export: a scenario .toml file or a folder of them (default: the "
+        help="a scenario .toml file or a folder of them, to export or list (default: the "
         "built-in talk)",
     )
     p.add_argument(
-        "--only", metavar="NAMES", help="with --export: only these scenarios (comma-separated)"
+        "--only",
+        metavar="NAMES",
+        help="only these scenarios (comma-separated): the ones exported, or listed",
     )
     from splitdesk.cli.export import _positive, _size
 
@@ -110,7 +112,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     with one line naming the field when not)."""
     from splitdesk.core.files.scenarios import (
         ScenarioError,
-        builtin_scenarios,
         check_builtin,
         load_scenario,
     )
@@ -126,8 +127,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             check_builtin(scenario, SimParams.checked)
             _describe(out, 1, scenario.name, scenario)
             return 0
-        for k, (name, scenario) in enumerate(builtin_scenarios().items(), start=1):
-            _describe(out, k, name, scenario)
+        scenarios = _talk(args)  # the built-in talk, or the one --talk names
+        for place in _only(args, scenarios):  # numbered in the talk, --only or not
+            _describe(out, place + 1, scenarios[place].name, scenarios[place])
     except ScenarioError as exc:
         print(f"splitdesk scenarios: error: {exc}", file=err)
         return 2
@@ -147,6 +149,8 @@ def _talk(args: argparse.Namespace) -> list[Scenario]:
 
     if args.talk:
         where = Path(args.talk)
+        if not where.exists():
+            raise ScenarioError(f"--talk {where}: no such file or folder")
         if where.is_dir():
             scenarios = [load_scenario(f) for f in sorted(where.glob("*.toml"))]
             if not scenarios:
@@ -165,14 +169,19 @@ def _only(args: argparse.Namespace, scenarios: list[Scenario]) -> list[int]:
     Raises ``ScenarioError`` naming an unknown one."""
     from splitdesk.core.files.scenarios import ScenarioError
 
-    if args.only:
-        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
-        known = {s.name for s in scenarios}
-        unknown = [n for n in wanted if n not in known]
-        if unknown:
-            raise ScenarioError(f"--only {', '.join(unknown)}: unknown (known: {', '.join(known)})")
-        return [k for k, s in enumerate(scenarios) if s.name in wanted]
-    return list(range(len(scenarios)))
+    if args.only is None:
+        return list(range(len(scenarios)))
+    names = [n.strip() for n in args.only.split(",")]
+    known = [s.name for s in scenarios]
+    if not any(names) or not all(names):  # "" or "a,,b": an empty name is a slip, not "all"
+        raise ScenarioError(
+            f"--only {args.only!r}: give one or more scenario names, comma-separated "
+            f"(known: {', '.join(known)})"
+        )
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ScenarioError(f"--only {', '.join(unknown)}: unknown (known: {', '.join(known)})")
+    return [k for k, s in enumerate(scenarios) if s.name in names]
 
 
 def export_talk(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -215,6 +224,11 @@ def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: Stop)
         return fail(f"--formats {args.formats}: each of {', '.join(CLIP_KINDS)}")
     if problem := animation_problem(kinds, args.size, args.fps):  # before any scene runs
         return fail(problem)
+    try:
+        scenarios = _talk(args)
+        places = _only(args, scenarios)
+    except ScenarioError as exc:
+        return fail(str(exc))
     folder = Path(args.export)
     if folder.exists() and not folder.is_dir():
         return fail(f"--export {folder}: is a file; give a folder")
@@ -224,11 +238,6 @@ def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: Stop)
         return fail(f"--export {folder}: cannot create: {exc.strerror or exc}")
     if not os.access(folder, os.W_OK):
         return fail(f"--export {folder}: is not writable")
-    try:
-        scenarios = _talk(args)
-        places = _only(args, scenarios)
-    except ScenarioError as exc:
-        return fail(str(exc))
     from splitdesk.ui.render.clips import Scene
 
     scenes: list[Scene] = []

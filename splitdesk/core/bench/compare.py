@@ -395,6 +395,8 @@ def run_bench(
             except RecordingError as exc:
                 print(f"splitdesk bench: --record: {exc}", file=err)
                 return 1
+            # where it went, on stderr (stdout may be the JSON document: --json -)
+            print(f"recorded to {opts.record_path}", file=err, flush=True)
         if interrupted:
             print("splitdesk bench: interrupted", file=err)
             return 130

@@ -82,6 +82,7 @@ from splitdesk.core.run.events import (
     SectionStarted,
     event_to_json,
 )
+from splitdesk.core.run.file_words import json_kind, json_shown
 from splitdesk.core.run.limits import (
     MAX_TOKENS,
     REPEAT,
@@ -216,7 +217,7 @@ def _parse_event(raw: Any) -> RunEvent:
     if isinstance(raw, tuple(EVENT_TYPES.values())):
         return raw  # type: ignore[return-value]  # already an event (model_construct, copies)
     if not isinstance(raw, dict):
-        raise ValueError(f"an event must be a JSON object, got {type(raw).__name__}")
+        raise ValueError(f"an event must be a JSON object, not {json_kind(raw)}")
     kind = raw.get("kind")
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
@@ -881,9 +882,7 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
     except RecursionError:
         raise RecordingError(f"{name}: not a recording: JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise RecordingError(
-            f"{name}: not a recording: expected a JSON object at the top, got {type(data).__name__}"
-        )
+        raise RecordingError(f"{name}: the file holds {json_kind(data)}, not a recording object")
     if data.get("format") != FORMAT:
         raise RecordingError(
             f'{name}: format: not a splitdesk recording (expected "format": "{FORMAT}", '
@@ -905,8 +904,7 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         value = ""
         if first["type"] not in ("missing", "value_error") and "input" in first:
-            shown = repr(first["input"])
-            value = f", got {shown if len(shown) <= 40 else shown[:39] + '…'}"
+            value = f", got {json_shown(first['input'])}"  # as the file spells it: null, true
         msg = first["msg"].removeprefix("Value error, ")
         if newer:  # say the versions first: the field may be new rather than wrong
             raise RecordingError(
