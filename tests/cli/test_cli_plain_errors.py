@@ -90,8 +90,8 @@ def test_an_event_that_is_null_says_null(
             "--talk /nonexistent: no such file or folder",
         ),
         (["--talk", "/nonexistent"], "--talk /nonexistent: no such file or folder"),
-        (["--check", "{tmp}"], "{tmp}: is a folder; give a scenario (.toml) file"),
-        (["--check", "{tmp}/none.toml"], "{tmp}/none.toml: no such file or folder"),
+        (["--check", "{tmp}"], "{tmp}: cannot read: is a folder; give a scenario (.toml) file"),
+        (["--check", "{tmp}/none.toml"], "{tmp}/none.toml: cannot read: no such file or folder"),
         (["--only", ""], "--only '': give one or more scenario names"),
         (
             ["--only", "batching,,rate-limit", "--export", "{tmp}/c"],

@@ -193,7 +193,9 @@ def load_scenario(path: Path) -> Scenario:
             f"{path}: not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML"
         ) from None
     except OSError as exc:
-        raise ScenarioError(f"{path}: {os_error_words(exc, 'scenario (.toml) file')}") from None
+        raise ScenarioError(
+            f"{path}: cannot read: {os_error_words(exc, 'scenario (.toml) file')}"
+        ) from None
     try:
         return parse_scenario(text, path.stem, path.parent)
     except ScenarioError as exc:
