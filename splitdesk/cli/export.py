@@ -1,4 +1,4 @@
-"""``splitdesk export RECORDING --png/--svg/--window-png/--csv/--json/--trace/--gif/--mp4/
+"""``splitdesk export RECORDING --png/--svg/--stage-png/--csv/--json/--trace/--gif/--mp4/
 --webp OUT``.
 
 Writes the same files as the window's File → Export menu, with no window on screen: the
@@ -8,7 +8,9 @@ animation (GIF, MP4, animated WebP) rendered offscreen at ``--size`` and ``--fps
 Several outputs may be asked at once. Qt is loaded only for pictures and animations, on
 the ``offscreen`` platform unless ``QT_QPA_PLATFORM`` says otherwise. A terminal gets a
 progress bar for animations (stderr). Exit status: 0 written, 1 an export failed, 2 a
-bad file or option.
+bad file or option, 130 stopped by SIGTERM or Ctrl-C (:mod:`splitdesk.cli.stop`: the
+outputs written so far are kept, nothing partial is left, a target not yet written keeps
+its older file).
 """
 
 from __future__ import annotations
@@ -125,6 +127,38 @@ class ProgressBar:
         return True
 
 
+def flag_of(kind: str) -> str:
+    """The option that asks for output ``kind`` (``window_png`` → ``--stage-png``, the
+    documented name; ``--window-png`` is its older spelling)."""
+    return "--stage-png" if kind == "window_png" else f"--{kind}"
+
+
+def animation_problem(kinds: tuple[str, ...], size: tuple[int, int], fps: float) -> str | None:
+    """Why animations of ``kinds`` (``mp4``, ``gif``, ``webp``; others are ignored) cannot
+    be rendered at ``size`` (pixels) and ``fps``, naming the option, or ``None``: the caps
+    of :mod:`splitdesk.ui.render.encoders` (which the renderer enforces again), checked
+    before anything is run or written. ``splitdesk export`` and ``splitdesk scenarios
+    --export`` share it."""
+    from splitdesk.ui.render.encoders import KINDS, MAX_FPS, MAX_GIF_FPS, MAX_SIDE
+
+    asked = [k for k in KINDS if k in kinds]
+    if not asked:
+        return None
+    w, h = size
+    if not (16 <= w <= MAX_SIDE and 16 <= h <= MAX_SIDE):
+        return f"--size {w}x{h}: each side must be 16-{MAX_SIDE} pixels"
+    if "gif" in asked and not 1 <= fps <= MAX_GIF_FPS:
+        return (
+            f"--fps {fps:g}: a GIF takes 1-{MAX_GIF_FPS} frames per second "
+            f"(it plays right at {MAX_GIF_FPS} at most)"
+        )
+    if not 1 <= fps <= MAX_FPS:
+        return f"--fps {fps:g}: an animation takes 1-{MAX_FPS} frames per second"
+    if "mp4" in asked and (w % 2 or h % 2):
+        return f"--size {w}x{h}: an MP4 (H.264) needs even sides"
+    return None
+
+
 def _fail(message: str, status: int = 2) -> int:
     print(f"splitdesk export: error: {message}", file=sys.stderr)
     return status
@@ -134,9 +168,9 @@ def _write_text(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-def _check_target(flag: str, target: str) -> str | None:
+def _check_target(kind: str, target: str) -> str | None:
     if problem := output_problem(Path(target)):
-        return f"--{flag} {target}: {problem}"
+        return f"{flag_of(kind)} {target}: {problem}"
     return None
 
 
@@ -147,9 +181,9 @@ def _same_targets(asked: dict[str, str], source: Path) -> str | None:
         path = Path(target)
         for other, earlier in seen:
             if same_file(path, earlier):
-                which = other if other == "the recording" else f"--{other.replace('_', '-')}"
+                which = other if other == "the recording" else flag_of(other)
                 return (
-                    f"--{kind.replace('_', '-')} {target}: {which} names the same file; "
+                    f"{flag_of(kind)} {target}: {which} names the same file; "
                     "give each output its own"
                 )
         seen.append((kind, path))
@@ -166,10 +200,10 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, k)
     }
     if not asked:
-        return _fail("nothing to export: give one or more of --png --svg --window-png --csv "
+        return _fail("nothing to export: give one or more of --png --svg --stage-png --csv "
                      "--json --trace --gif --mp4 --webp")  # fmt: skip
     for kind, target in asked.items():
-        if problem := _check_target(kind.replace("_", "-"), target):
+        if problem := _check_target(kind, target):
             return _fail(problem)
     path = Path(args.file)
     if problem := _same_targets(asked, path):
@@ -182,26 +216,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"splitdesk export: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         return _fail(f"--run {args.run}: {path} holds {len(recording.runs)} run(s)")
-    if any(k in asked for k in _ANIMATION_KINDS) and args.fps > 60:
-        return _fail(f"--fps {args.fps:g}: at most 60 frames per second")
-    if "gif" in asked and args.fps > 50:
-        return _fail(f"--fps {args.fps:g}: a GIF plays right at 50 frames per second at most")
-    if "mp4" in asked and (args.size[0] % 2 or args.size[1] % 2):
-        return _fail(f"--size {args.size[0]}x{args.size[1]}: an MP4 needs even sides")
-    status = 0
+    if problem := animation_problem(tuple(asked), args.size, args.fps):
+        return _fail(problem)
+    from splitdesk.cli.stop import STOPPED, Stop
+
+    stop = Stop()
+    stop.install()
     try:
-        status = _text_exports(recording, asked)
-    except RecordingError as exc:
-        return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"could not write: {exc}", 1)
-    if any(k in asked for k in (*_PICTURE_KINDS, *_ANIMATION_KINDS)):
-        status = max(status, _qt_exports(recording, asked, args))
-    return status
+        status = _text_exports(recording, asked, stop)
+        if status == 0 and any(k in asked for k in (*_PICTURE_KINDS, *_ANIMATION_KINDS)):
+            status = _qt_exports(recording, asked, args, stop)
+        if stop.asked() and status in (0, STOPPED):
+            print("splitdesk export: stopped; the files written so far are kept", file=sys.stderr)
+            return STOPPED
+        return status
+    finally:
+        stop.uninstall()
 
 
-def _text_exports(recording: Any, asked: dict[str, str]) -> int:
+class _WriteError(Exception):
+    """An output could not be written: the message names the option and the user's path
+    (not the temporary file beside it)."""
+
+
+def _could_not_write(kind: str, target: str | Path, exc: OSError) -> _WriteError:
+    return _WriteError(f"{flag_of(kind)} {target}: could not write: {exc.strerror or exc}")
+
+
+def _text_exports(recording: Any, asked: dict[str, str], stop: Any) -> int:
     from splitdesk.core.files.figures_export import figures_csv, figures_json
+    from splitdesk.core.files.recording import RecordingError
     from splitdesk.core.files.trace_events import trace_document
 
     writers: dict[str, Callable[[], str]] = {
@@ -210,9 +254,15 @@ def _text_exports(recording: Any, asked: dict[str, str]) -> int:
         "trace": lambda: json.dumps(trace_document(recording), ensure_ascii=False) + "\n",
     }
     for kind, make in writers.items():
-        if kind in asked:
+        if kind not in asked or stop.asked():
+            continue
+        try:
             _write_text(Path(asked[kind]), make())
-            print(f"{kind}: wrote {asked[kind]}")
+        except RecordingError as exc:
+            return _fail(str(exc))
+        except OSError as exc:
+            return _fail(str(_could_not_write(kind, asked[kind], exc)), 1)
+        print(f"{kind}: wrote {asked[kind]}", flush=True)
     return 0
 
 
@@ -228,7 +278,7 @@ def animation_line(
     )
 
 
-def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace) -> int:
+def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace, stop: Any) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import asyncio
 
@@ -241,6 +291,7 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
     from splitdesk.ui.render.encoders import EncodeError, animation_seconds
     from splitdesk.ui.render.exports import (
         AnimationOptions,
+        ExportCancelledError,
         ReplayFrames,
         render_animation,
         timeline_png,
@@ -256,49 +307,72 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
     run_index = args.run - 1
     result = {"status": 0}
 
+    def picture(kind: str, write: Callable[[Path], Any]) -> Any:
+        try:
+            return write(Path(asked[kind]))
+        except OSError as exc:
+            raise _could_not_write(kind, asked[kind], exc) from None
+
     async def main() -> None:
-        if any(k in asked for k in _PICTURE_KINDS):
+        if any(k in asked for k in _PICTURE_KINDS) and not stop.asked():
             # the engineer's look, as the window shows the recording (prediction included)
             frames = ReplayFrames(recording, run_index, args.size, theme, 1.0, look="window")
             try:
                 await frames.frame(frames.duration)
-                if "png" in asked:
-                    w, h = timeline_png(frames.stage.timeline, Path(asked["png"]), args.scale)
-                    print(f"png: wrote {asked['png']} ({w}x{h})")
-                if "svg" in asked:
-                    timeline_svg(frames.stage.timeline, Path(asked["svg"]))
-                    print(f"svg: wrote {asked['svg']}")
-                if "window_png" in asked:
-                    w, h = window_png(frames.stage, Path(asked["window_png"]), args.scale)
-                    print(f"window-png: wrote {asked['window_png']} ({w}x{h})")
+                timeline = frames.stage.timeline
+                if "png" in asked and not stop.asked():
+                    w, h = picture("png", lambda p: timeline_png(timeline, p, args.scale))
+                    print(f"png: wrote {asked['png']} ({w}x{h})", flush=True)
+                if "svg" in asked and not stop.asked():
+                    picture("svg", lambda p: timeline_svg(timeline, p))
+                    print(f"svg: wrote {asked['svg']}", flush=True)
+                if "window_png" in asked and not stop.asked():
+                    w, h = picture("window_png", lambda p: window_png(frames.stage, p, args.scale))
+                    print(f"stage-png: wrote {asked['window_png']} ({w}x{h})", flush=True)
             finally:
                 frames.dispose()
         for kind in _ANIMATION_KINDS:
             if kind not in asked:
                 continue
+            if stop.asked():
+                raise ExportCancelledError("stopped")
             target = Path(asked[kind])
             started = time.monotonic()
-            n = await render_animation(
-                recording,
-                target,
-                AnimationOptions(kind, args.size, args.fps, run_index),
-                theme,
-                progress=ProgressBar(kind, sys.stderr),
-            )
+            bar = ProgressBar(kind, sys.stderr)
+
+            def progress(done: int, total: int, bar: ProgressBar = bar) -> bool:
+                return bar(done, total) and not stop.asked()
+
+            try:
+                n = await render_animation(
+                    recording,
+                    target,
+                    AnimationOptions(kind, args.size, args.fps, run_index),
+                    theme,
+                    progress=progress,
+                )
+            except OSError as exc:
+                raise _could_not_write(kind, target, exc) from None
             took = time.monotonic() - started
             size_mb = (await asyncio.to_thread(target.stat)).st_size / 1e6
             plays_s = animation_seconds(n, args.fps, kind)
-            print(animation_line(kind, target, n, args.fps, plays_s, size_mb, took))
+            print(animation_line(kind, target, n, args.fps, plays_s, size_mb, took), flush=True)
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
         with loop:
             loop.run_until_complete(main())
+    except ExportCancelledError:
+        from splitdesk.cli.stop import STOPPED
+
+        result["status"] = STOPPED
     except (EncodeError, ValueError) as exc:
         result["status"] = _fail(str(exc))
+    except _WriteError as exc:
+        result["status"] = _fail(str(exc), 1)
     except OSError as exc:
-        result["status"] = _fail(f"could not write: {exc}", 1)
+        result["status"] = _fail(f"could not write: {exc.strerror or exc}", 1)
     finally:
         asyncio.set_event_loop(None)
     return result["status"]

@@ -12,6 +12,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from splitdesk.cli.stop import STOPPED, Stop
+
+__all__ = ["STOPPED", "export_talk", "register", "resolve", "run"]
+
 if TYPE_CHECKING:
     from splitdesk.core.files.scenarios import Scenario
 
@@ -56,17 +60,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--export",
         metavar="DIR",
         help="write every scenario of the talk as clips into DIR: NN-name.mp4, .gif and a "
-        "poster .png each, in the presentation look (scenarios that run are run on the "
-        "built-in endpoint first, at their own pace)",
+        "poster .png each, in the presentation look, and its recording "
+        "(NN-name.splitdesk.json.gz; scenarios that run are run on the built-in endpoint "
+        "first, at their own pace)",
     )
     p.add_argument(
         "--talk",
         metavar="PATH",
-        help="with --export: a scenario .toml file or a folder of them (default: the "
+        help="a scenario .toml file or a folder of them, to export or list (default: the "
         "built-in talk)",
     )
     p.add_argument(
-        "--only", metavar="NAMES", help="with --export: only these scenarios (comma-separated)"
+        "--only",
+        metavar="NAMES",
+        help="only these scenarios (comma-separated): the ones exported, or listed",
     )
     from splitdesk.cli.export import _positive, _size
 
@@ -105,7 +112,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     with one line naming the field when not)."""
     from splitdesk.core.files.scenarios import (
         ScenarioError,
-        builtin_scenarios,
         check_builtin,
         load_scenario,
     )
@@ -121,8 +127,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             check_builtin(scenario, SimParams.checked)
             _describe(out, 1, scenario.name, scenario)
             return 0
-        for k, (name, scenario) in enumerate(builtin_scenarios().items(), start=1):
-            _describe(out, k, name, scenario)
+        scenarios = _talk(args)  # the built-in talk, or the one --talk names
+        for place in _only(args, scenarios):  # numbered in the talk, --only or not
+            _describe(out, place + 1, scenarios[place].name, scenarios[place])
     except ScenarioError as exc:
         print(f"splitdesk scenarios: error: {exc}", file=err)
         return 2
@@ -142,6 +149,8 @@ def _talk(args: argparse.Namespace) -> list[Scenario]:
 
     if args.talk:
         where = Path(args.talk)
+        if not where.exists():
+            raise ScenarioError(f"--talk {where}: no such file or folder")
         if where.is_dir():
             scenarios = [load_scenario(f) for f in sorted(where.glob("*.toml"))]
             if not scenarios:
@@ -160,64 +169,32 @@ def _only(args: argparse.Namespace, scenarios: list[Scenario]) -> list[int]:
     Raises ``ScenarioError`` naming an unknown one."""
     from splitdesk.core.files.scenarios import ScenarioError
 
-    if args.only:
-        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
-        known = {s.name for s in scenarios}
-        unknown = [n for n in wanted if n not in known]
-        if unknown:
-            raise ScenarioError(f"--only {', '.join(unknown)}: unknown (known: {', '.join(known)})")
-        return [k for k, s in enumerate(scenarios) if s.name in wanted]
-    return list(range(len(scenarios)))
-
-
-class _Stop:
-    """SIGTERM (the window's Cancel) and SIGINT (Ctrl-C) during ``--export``: the clip being
-    rendered ends at its next frame, its writer aborted (ffmpeg killed, no partial file),
-    and no further scene starts; files already written stay. A scene's run on the built-in
-    endpoint stops through the bench's own handling (:mod:`splitdesk.core.bench.interrupt`,
-    exit status 130), which hands the signals back to Python's defaults when it ends: so
-    :meth:`install` is called again after each run. Only in the main thread (a test calling
-    :func:`export_talk` from another keeps Python's defaults)."""
-
-    def __init__(self) -> None:
-        self._asked = False
-
-    def asked(self) -> bool:
-        """A stop was asked (a method: it changes while a caller runs)."""
-        return self._asked
-
-    def install(self) -> None:
-        import signal
-        import threading
-
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, self._handle)
-
-    def uninstall(self) -> None:
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    def _handle(self, signum: int, frame: object) -> None:
-        self._asked = True
-
-
-#: Exit status of an export stopped by SIGTERM or Ctrl-C (128 + SIGINT, as the bench's).
-STOPPED = 130
+    if args.only is None:
+        return list(range(len(scenarios)))
+    names = [n.strip() for n in args.only.split(",")]
+    known = [s.name for s in scenarios]
+    if not any(names) or not all(names):  # "" or "a,,b": an empty name is a slip, not "all"
+        raise ScenarioError(
+            f"--only {args.only!r}: give one or more scenario names, comma-separated "
+            f"(known: {', '.join(known)})"
+        )
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ScenarioError(f"--only {', '.join(unknown)}: unknown (known: {', '.join(known)})")
+    return [k for k, s in enumerate(scenarios) if s.name in names]
 
 
 def export_talk(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``--export DIR``: every scenario of the talk as clips (module docstring). Exit 0
     written, 1 a scene failed, 2 a bad option or file (said before anything runs), 130
-    stopped by SIGTERM or Ctrl-C (:class:`_Stop`: what was written stays, nothing partial).
+    stopped by SIGTERM or Ctrl-C (:class:`~splitdesk.cli.stop.Stop`: what was written
+    stays, nothing partial), whether the scenes were still running or being rendered.
     Writes one line per scene to ``err`` as it starts (``scene 3/11 rate-limit: …``) and
-    one per file to ``out`` (``mp4: wrote …``): the window's export reads them."""
-    stop = _Stop()
+    one per file to ``out`` (``mp4: wrote …``, ``recording: wrote …``): the window's export
+    reads them. Each scene's recording is kept in DIR beside its clips
+    (``NN-name.splitdesk.json.gz``, or ``.splitdesk.json`` for a scenario's own uncompressed
+    file): the exact run the clips show, for ``splitdesk replay``."""
+    stop = Stop()
     stop.install()
     try:
         return _export_talk(args, out, err, stop)
@@ -225,9 +202,14 @@ def export_talk(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         stop.uninstall()
 
 
-def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: _Stop) -> int:
+#: What a stopped ``--export`` says (exit status :data:`STOPPED`).
+STOPPED_LINE = "splitdesk scenarios: stopped; the files written so far are kept"
+
+
+def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: Stop) -> int:
     import tempfile
 
+    from splitdesk.cli.export import animation_problem
     from splitdesk.core.files.recording import RecordingError, load_recording
     from splitdesk.core.files.scenarios import ScenarioError
     from splitdesk.ui.render.clips import CLIP_KINDS
@@ -240,8 +222,13 @@ def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: _Stop
     bad = [k for k in kinds if k not in CLIP_KINDS]
     if bad or not kinds:
         return fail(f"--formats {args.formats}: each of {', '.join(CLIP_KINDS)}")
-    if "mp4" in kinds and (args.size[0] % 2 or args.size[1] % 2):
-        return fail(f"--size {args.size[0]}x{args.size[1]}: an MP4 needs even sides")
+    if problem := animation_problem(kinds, args.size, args.fps):  # before any scene runs
+        return fail(problem)
+    try:
+        scenarios = _talk(args)
+        places = _only(args, scenarios)
+    except ScenarioError as exc:
+        return fail(str(exc))
     folder = Path(args.export)
     if folder.exists() and not folder.is_dir():
         return fail(f"--export {folder}: is a file; give a folder")
@@ -251,11 +238,6 @@ def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: _Stop
         return fail(f"--export {folder}: cannot create: {exc.strerror or exc}")
     if not os.access(folder, os.W_OK):
         return fail(f"--export {folder}: is not writable")
-    try:
-        scenarios = _talk(args)
-        places = _only(args, scenarios)
-    except ScenarioError as exc:
-        return fail(str(exc))
     from splitdesk.ui.render.clips import Scene
 
     scenes: list[Scene] = []
@@ -268,6 +250,7 @@ def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: _Stop
             try:
                 if scenario.recording is not None:
                     recording = load_recording(scenario.recording)
+                    kept = _keep_recording(scenario.recording, folder, k, scenario.name)
                 else:
                     print(
                         f"scene {k}/{total} {scenario.name}: running “{scenario.title}” on "
@@ -275,38 +258,77 @@ def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: _Stop
                         file=err,
                         flush=True,
                     )
-                    recording = _run_scenario(scenario, Path(tmp) / f"{k}.splitdesk.json")
+                    made = _run_scenario(scenario, Path(tmp) / f"{k}.splitdesk.json")
                     stop.install()  # the bench gave the signals back to the defaults
+                    if made is None:  # the bench was stopped: it handled the signal
+                        stop.ask()
+                        break
+                    recording = made
+                    kept = _save_run(recording, folder, k, scenario.name)
             except (RecordingError, ScenarioError) as exc:
                 if stop.asked():
                     break
                 return fail(f"{scenario.name}: {exc}", 1)
+            print(f"recording: wrote {kept}", file=out, flush=True)
             if stop.asked():
                 break
             title = scenario.title
             scenes.append(Scene(scenario.name, title, scenario.caption, k, total, recording))
     if stop.asked():
-        print("splitdesk scenarios: stopped before any clip was rendered", file=err)
+        print(STOPPED_LINE, file=err)
         return STOPPED
     return _render_scenes(scenes, folder, kinds, args, out, err, stop)
 
 
+def _recording_name(k: int, name: str, gz: bool = True) -> str:
+    from splitdesk.core.files.recording import GZ_SUFFIX, SUFFIX
+
+    return f"{k:02d}-{name}{GZ_SUFFIX if gz else SUFFIX}"
+
+
+def _keep_recording(source: Path, folder: Path, k: int, name: str) -> Path:
+    """Copy a scenario's own recording ``source`` into ``folder`` as the scene's
+    (``NN-name`` + its suffix), byte for byte. Raises ``RecordingError``."""
+    from splitdesk.core.files.atomic import write_atomic
+    from splitdesk.core.files.recording import RecordingError
+
+    target = folder / _recording_name(k, name, source.name.endswith(".gz"))
+    try:
+        if not target.exists() or not target.samefile(source):
+            write_atomic(target, source.read_bytes())
+    except OSError as exc:
+        raise RecordingError(f"{target}: could not save: {exc.strerror or exc}") from None
+    return target
+
+
+def _save_run(recording: Any, folder: Path, k: int, name: str) -> Path:
+    """Save the recording of a scene's run into ``folder`` as ``NN-name.splitdesk.json.gz``.
+    Raises ``RecordingError``."""
+    from splitdesk.core.files.recording import save_recording
+
+    target = folder / _recording_name(k, name)
+    save_recording(recording, target)
+    return target
+
+
 def _run_scenario(scenario: Scenario, path: Path) -> Any:
     """Run ``scenario`` with ``splitdesk bench`` on the built-in endpoint (its profile,
-    parameters, mode; its own speed) and return the recording of the run. Raises
-    ``RecordingError`` when no run produced events."""
+    parameters, mode; its own speed) and return the recording of the run, titled as the
+    scenario; ``None`` when SIGTERM or Ctrl-C stopped it (the bench handles the signals
+    while it runs, :mod:`splitdesk.core.bench.interrupt`). Raises ``RecordingError`` when no
+    run produced events."""
     import io
 
     from splitdesk.core.bench.compare import run_bench
     from splitdesk.core.bench.scenarios import bench_options
-    from splitdesk.core.files.recording import RecordingError, load_recording
+    from splitdesk.core.files.recording import load_recording
     from splitdesk.sim.launcher import start_sim
 
     opts = bench_options(scenario)
     opts.record_path = str(path)
     status = run_bench(opts, out=io.StringIO(), err=io.StringIO(), launch=start_sim)
     if status == STOPPED:
-        raise RecordingError("stopped (SIGTERM or Ctrl-C) while it ran")
+        return None
     recording = load_recording(path)
     return recording.model_copy(update={"title": scenario.title})
 
@@ -318,7 +340,7 @@ def _render_scenes(
     args: argparse.Namespace,
     out: TextIO,
     err: TextIO,
-    stop: _Stop,
+    stop: Stop,
 ) -> int:
     """Render ``scenes`` offscreen (Qt is loaded only now); one line per scene as it starts
     (``err``), one per file written (``out``). ``stop.asked()``: end at the next frame."""
@@ -385,7 +407,7 @@ def _render_scenes(
         with loop:
             loop.run_until_complete(main())
     except ExportCancelledError:
-        print("splitdesk scenarios: stopped; the clips written so far are kept", file=err)
+        print(STOPPED_LINE, file=err)
         status["code"] = STOPPED
     except EncodeError as exc:
         print(f"splitdesk scenarios: error: {exc}", file=err)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from splitdesk.cli.main import main
+from splitdesk.core.files.recording import load_recording
 from splitdesk.core.files.scenarios import builtin_scenarios
 
 
@@ -73,11 +74,20 @@ def test_export_writes_clips_of_every_scene_of_a_talk(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "propagateSizeHints" not in proc.stderr and "Warning" not in proc.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == [
-        f"{k:02d}-{n}.{kind}"
-        for k, n in ((1, "a-replay"), (2, "b-run"))
-        for kind in ("gif", "mp4", "png")
-    ]
+    assert names == sorted(
+        [
+            f"{k:02d}-{n}.{kind}"
+            for k, n in ((1, "a-replay"), (2, "b-run"))
+            for kind in ("gif", "mp4", "png")
+        ]
+        # each scene's recording beside its clips: the scenario's own file byte for byte
+        # (uncompressed, as it was), the run just made compressed, titled as the scenario
+        + ["01-a-replay.splitdesk.json", "02-b-run.splitdesk.json.gz"]
+    )
+    assert (out / "01-a-replay.splitdesk.json").read_bytes() == demo.read_bytes()
+    made = load_recording(out / "02-b-run.splitdesk.json.gz")
+    assert made.title == "Two short" and made.runs[0].duration_s > 0
+    assert f"recording: wrote {out / '02-b-run.splitdesk.json.gz'}" in proc.stdout
     for k, name in ((1, "a-replay"), (2, "b-run")):
         with Image.open(out / f"{k:02d}-{name}.png") as poster:
             assert poster.size == (320, 180)

@@ -50,7 +50,7 @@ from splitdesk.core.files.recording import (
     keep_events,
     save_recording,
 )
-from splitdesk.core.files.report import BenchRun, bench_document
+from splitdesk.core.files.report import BenchRun, bench_document, endpoint_info
 from splitdesk.core.measure.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.measure.runner import (
     RunConfig,
@@ -148,15 +148,6 @@ class Target:
         if self.sim is not None:
             return endpoint_info(self.base_url, endpoint.api, endpoint.model, profile)
         return endpoint_info(redact(endpoint.base_url, self.key), endpoint.api, endpoint.model)
-
-
-def endpoint_info(url: str, api: str, model: str, profile: str | None = None) -> dict[str, str]:
-    """The ``endpoint`` object of bench and sweep documents: ``url`` (given with any key
-    already redacted), ``api``, ``model``; on the built-in endpoint (``profile`` given)
-    ``url`` reads ``builtin:<profile> (<url>)`` and ``profile`` is added."""
-    if profile is None:
-        return {"url": url, "api": api, "model": model}
-    return {"url": f"builtin:{profile} ({url})", "api": api, "model": model, "profile": profile}
 
 
 @contextmanager
@@ -404,6 +395,8 @@ def run_bench(
             except RecordingError as exc:
                 print(f"splitdesk bench: --record: {exc}", file=err)
                 return 1
+            # where it went, on stderr (stdout may be the JSON document: --json -)
+            print(f"recorded to {opts.record_path}", file=err, flush=True)
         if interrupted:
             print("splitdesk bench: interrupted", file=err)
             return 130

@@ -128,8 +128,11 @@ def leftovers(folder: Path, name: str) -> list[Path]:
 def output_problem(path: Path) -> str | None:
     """Why ``path`` cannot be written as a file (checked before a run or an export starts,
     so a long run never ends in a failed save), or ``None``: ``is a folder``, ``folder …
-    does not exist``, ``folder … is not writable``, ``is read-only``. Reads the file
-    system (``stat``/``access``)."""
+    does not exist``, ``folder … is not writable``, ``is read-only``, ``folder … does not
+    accept new files``. Reads the file system (``stat``/``access``) and creates and removes
+    one empty probe file in the folder: a folder can pass ``access`` and still refuse a new
+    file (``/proc``, ``/sys``, a read-only mount as root), and every save here writes a
+    temporary file beside its target first."""
     folder = _folder(path)
     if path.is_dir():
         return "is a folder; give a file name"
@@ -143,6 +146,13 @@ def output_problem(path: Path) -> str | None:
         return f"folder {folder} is not writable"
     if path.exists() and not os.access(path, os.W_OK):
         return "is read-only"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+    except OSError:
+        return f"folder {folder} does not accept new files"
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
     return None
 
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from splitdesk.core.analyse.metrics import request_figures
 from splitdesk.core.files.recording import Recording, predictions_of, rebuild_state
-from splitdesk.core.files.report import BenchRun, bench_document, split_run
+from splitdesk.core.files.report import BenchRun, bench_document, endpoint_info, split_run
 
 CSV_COLUMNS = (
     "run",
@@ -142,13 +142,12 @@ def bench_runs(recording: Recording) -> list[BenchRun]:
 
 def endpoint_json(recording: Recording) -> dict[str, str]:
     """The bench document's ``endpoint`` object for ``recording`` (URL as recorded,
-    already redacted)."""
+    already redacted), as ``splitdesk bench --json`` wrote it for the same run
+    (:func:`~splitdesk.core.files.report.endpoint_info`: a bench recording's URL already
+    reads ``builtin:<profile> (…)``, a window recording's is the bare base URL)."""
     ep = recording.endpoint
-    out = {"url": ep.url, "api": ep.api, "model": ep.model}
-    if ep.preset == "builtin" and ep.profile:
-        out["url"] = f"builtin:{ep.profile} ({ep.url})"
-        out["profile"] = ep.profile
-    return out
+    profile = ep.profile if ep.preset == "builtin" and ep.profile else None
+    return endpoint_info(ep.url, ep.api, ep.model, profile)
 
 
 def figures_json(recording: Recording) -> dict[str, Any]:

@@ -73,7 +73,16 @@ from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
-from splitdesk.core.run.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
+from splitdesk.core.run.events import (
+    EVENT_TYPES,
+    PhaseStarted,
+    RequestPlanned,
+    RunEvent,
+    RunStarted,
+    SectionStarted,
+    event_to_json,
+)
+from splitdesk.core.run.file_words import json_kind, json_shown
 from splitdesk.core.run.limits import (
     MAX_TOKENS,
     REPEAT,
@@ -208,7 +217,7 @@ def _parse_event(raw: Any) -> RunEvent:
     if isinstance(raw, tuple(EVENT_TYPES.values())):
         return raw  # type: ignore[return-value]  # already an event (model_construct, copies)
     if not isinstance(raw, dict):
-        raise ValueError(f"an event must be a JSON object, got {type(raw).__name__}")
+        raise ValueError(f"an event must be a JSON object, not {json_kind(raw)}")
     kind = raw.get("kind")
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
@@ -550,6 +559,50 @@ def rebuild_state(run: RunRecord, until: float | None = None) -> RunState:
     return state
 
 
+def check_references(recording: Recording, name: str = "recording") -> None:
+    """Check every cross-reference inside ``recording``, the one place they are checked
+    (called when a file is read, before anything shows it): each run's
+    events replay as a consistent run (:func:`rebuild_state`: every event about a request
+    names a planned one, every plan and section a question the run asks); each question
+    index a run's plan or sections name (``request_planned.questions``,
+    ``section_started.question``) is one of the file's ``questions`` (what the panes show);
+    each phase index (``request_planned.phase``, ``phase_started.phase``) is below its
+    run's ``run_started.phases``. Raises
+    :class:`RecordingError` naming ``name``, the field and the index: a hand-edited or
+    damaged file is one line, never an ``IndexError`` in a view."""
+    n = len(recording.questions)
+    listed = f"0–{n - 1}" if n else "none"
+    for k, run in enumerate(recording.runs):
+        try:
+            rebuild_state(run)
+        except RecordingError as exc:
+            raise RecordingError(f"{name}: runs[{k}].{exc}", f"runs[{k}].{exc.field}") from None
+        phases: int | None = None
+        for i, ev in enumerate(run.events):
+            where = f"runs[{k}].events[{i}]"
+            if isinstance(ev, RunStarted):
+                phases = ev.phases
+            named: tuple[int, ...] = ()
+            if isinstance(ev, RequestPlanned):
+                named = tuple(ev.questions)
+            elif isinstance(ev, SectionStarted):
+                named = (ev.question,)
+            for q in named:
+                if not 0 <= q < n:
+                    raise RecordingError(
+                        f"{name}: questions: the file lists {n} question(s) ({listed}), but "
+                        f"{where} ({ev.kind}) names question {q}",
+                        "questions",
+                    )
+            in_range = phases is None or 0 <= getattr(ev, "phase", 0) < phases
+            if isinstance(ev, (RequestPlanned, PhaseStarted)) and not in_range:
+                raise RecordingError(
+                    f"{name}: {where}: {ev.kind} event about phase {ev.phase}, but the "
+                    f"run has {phases} phase(s) (run_started.phases)",
+                    f"{where}.phase",
+                )
+
+
 # -- migrations ------------------------------------------------------------------------------------
 
 
@@ -829,9 +882,7 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
     except RecursionError:
         raise RecordingError(f"{name}: not a recording: JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise RecordingError(
-            f"{name}: not a recording: expected a JSON object at the top, got {type(data).__name__}"
-        )
+        raise RecordingError(f"{name}: the file holds {json_kind(data)}, not a recording object")
     if data.get("format") != FORMAT:
         raise RecordingError(
             f'{name}: format: not a splitdesk recording (expected "format": "{FORMAT}", '
@@ -853,8 +904,7 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         value = ""
         if first["type"] not in ("missing", "value_error") and "input" in first:
-            shown = repr(first["input"])
-            value = f", got {shown if len(shown) <= 40 else shown[:39] + '…'}"
+            value = f", got {json_shown(first['input'])}"  # as the file spells it: null, true
         msg = first["msg"].removeprefix("Value error, ")
         if newer:  # say the versions first: the field may be new rather than wrong
             raise RecordingError(
@@ -864,11 +914,7 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
                 "version",
             ) from None
         raise RecordingError(f"{name}: {where}: {msg}{value}{more}", where) from None
-    for k, run in enumerate(recording.runs):
-        try:
-            rebuild_state(run)
-        except RecordingError as exc:
-            raise RecordingError(f"{name}: runs[{k}].{exc}", f"runs[{k}].{exc.field}") from None
+    check_references(recording, name)
     if newer and isinstance(given, int):
         recording._newer = given
     return recording

@@ -276,3 +276,21 @@ def bench_document(
         "runs": [run_json(r) for r in runs],
         "summary": summary_json(runs),
     }
+
+
+def builtin_url(profile: str, url: str) -> str:
+    """The ``url`` of a built-in endpoint in the documents: ``builtin:<profile> (<url>)``.
+    A ``url`` already in that form (a bench recording stores it so) is returned as it is,
+    never wrapped twice."""
+    prefix = f"builtin:{profile} ("
+    return url if url.startswith(prefix) and url.endswith(")") else f"{prefix}{url})"
+
+
+def endpoint_info(url: str, api: str, model: str, profile: str | None = None) -> dict[str, str]:
+    """The ``endpoint`` object of bench and sweep documents: ``url`` (given with any key
+    already redacted), ``api``, ``model``; on the built-in endpoint (``profile`` given)
+    ``url`` reads ``builtin:<profile> (<url>)`` (:func:`builtin_url`) and ``profile`` is
+    added."""
+    if profile is None:
+        return {"url": url, "api": api, "model": model}
+    return {"url": builtin_url(profile, url), "api": api, "model": model, "profile": profile}

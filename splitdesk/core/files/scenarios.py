@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from splitdesk.core.run.file_words import os_error_words
 from splitdesk.core.run.plans import Mode
 from splitdesk.core.run.questions import Question, QuestionSet, builtin_sets
 
@@ -187,8 +188,14 @@ def load_scenario(path: Path) -> Scenario:
     call off the GUI thread for user files."""
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path.name}: cannot read: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(
+            f"{path}: not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML"
+        ) from None
+    except OSError as exc:
+        raise ScenarioError(
+            f"{path}: cannot read: {os_error_words(exc, 'scenario (.toml) file')}"
+        ) from None
     try:
         return parse_scenario(text, path.stem, path.parent)
     except ScenarioError as exc:

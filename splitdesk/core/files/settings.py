@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.run.endpoints import EndpointSettings
+from splitdesk.core.run.file_words import json_kind
 from splitdesk.core.run.questions import QuestionSet
 
 log = logging.getLogger(__name__)
@@ -236,7 +237,7 @@ def read_settings(
     try:
         data = json.loads(raw.decode("utf-8-sig"))
         if not isinstance(data, dict):
-            raise ValueError(f"it holds a JSON {type(data).__name__}, not a settings object")
+            raise ValueError(f"it holds {json_kind(data)}, not a settings object")
     except (ValueError, UnicodeDecodeError) as exc:
         backup = _backup(path)
         if isinstance(exc, json.JSONDecodeError):

@@ -308,12 +308,13 @@ def parse_question_set(
 def load_question_set(path: Path) -> QuestionSet:
     """Read a question-set file (TOML or plain text). Raises :class:`QuestionFileError`
     with the file name for unreadable or invalid files. Blocking: call off the GUI thread."""
+    from splitdesk.core.run.file_words import os_error_words
     from splitdesk.core.run.limits import QUESTION_FILE_BYTES
 
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
+        raise QuestionFileError(f"{path.name}: cannot read: {os_error_words(exc)}") from None
     if size > QUESTION_FILE_BYTES.high:
         raise QuestionFileError(
             f"{path.name}: {size / 1e6:.1f} MB is too large for a question set "
@@ -328,7 +329,7 @@ def load_question_set(path: Path) -> QuestionSet:
             "save the questions as UTF-8 (TOML or one question per line)"
         ) from None
     except OSError as exc:
-        raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
+        raise QuestionFileError(f"{path.name}: cannot read: {os_error_words(exc)}") from None
     try:
         return parse_question_set(
             text,

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.analyse.predict import predicted_makespan, schedule_slip_s
-from splitdesk.core.bench.compare import endpoint_info
 from splitdesk.core.bench.sweep import (
     SweepRun,
     SweepStep,
@@ -44,6 +43,7 @@ from splitdesk.core.bench.sweep import (
     sweep_rows,
     sweep_steps,
 )
+from splitdesk.core.files.report import endpoint_info
 from splitdesk.core.files.sweep_files import SweepFileError, read_sweep, save_sweep, sweeps_dir
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.run.run_state import RunState

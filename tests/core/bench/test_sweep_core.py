@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from splitdesk.core.bench.compare import endpoint_info
 from splitdesk.core.bench.sweep import (
     SweepRun,
     SweepStep,
@@ -18,6 +17,7 @@ from splitdesk.core.bench.sweep import (
     sweep_rows,
     sweep_steps,
 )
+from splitdesk.core.files.report import endpoint_info
 from splitdesk.core.files.sweep_files import (
     SweepFileError,
     read_sweep,

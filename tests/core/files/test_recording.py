@@ -235,7 +235,7 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     add("not-json", "Hello, this is a letter.\n", "not valid JSON at line 1, column 1")
     add("empty", b"", "empty")
     add("junk", junk, "not a recording")
-    add("a-list", "[1, 2, 3]", "expected a JSON object")
+    add("a-list", "[1, 2, 3]", "the file holds a list, not a recording object")
     add("other-json", '{"hello": 1}', "format: not a splitdesk recording")
     add(
         "future and not a recording",

@@ -90,7 +90,7 @@ def test_unknown_dialect_and_profile_reset_only_those_fields(tmp_path: Path) -> 
     [
         (b'{"theme": "dark", "endpoint": {', "not valid JSON (line 1, column 32"),
         (b"\xff\xfe\x00garbage", "not UTF-8 text"),
-        (b"[1, 2, 3]", "holds a JSON list, not a settings object"),
+        (b"[1, 2, 3]", "holds a list, not a settings object"),
         (b"", "not valid JSON (line 1, column 1"),
     ],
 )

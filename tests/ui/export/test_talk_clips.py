@@ -74,8 +74,10 @@ async def test_the_window_exports_a_talk_as_clips(make_window: Any, tmp_path: Pa
     task.result()
     assert not clips.busy
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["01-alpha.gif", "01-alpha.png", "02-beta.gif", "02-beta.png"]
-    assert sorted(p.name for p in clips.written) == names
+    clip_names = ["01-alpha.gif", "01-alpha.png", "02-beta.gif", "02-beta.png"]
+    # each scene's recording beside its clips (a copy of the scenario's own file)
+    assert names == sorted([*clip_names, "01-alpha.splitdesk.json", "02-beta.splitdesk.json"])
+    assert sorted(p.name for p in clips.written) == clip_names
     with Image.open(out / "02-beta.png") as poster:
         assert poster.size == (320, 180)
     assert window.statusBar().currentMessage() == f"Wrote 4 clip files into {out}"
@@ -99,7 +101,9 @@ async def test_cancel_stops_the_export_and_leaves_nothing_partial(
     await wait_until(lambda: any(out.glob(".01-long.mp4.*.part")), 60, "the MP4 being written")
     dialog.findChild(QPushButton).click()  # the dialog's Cancel, as a user presses it
     await wait_until(lambda: task.done(), 30, "the cancelled export ended")
-    assert os.listdir(out) == []  # no clip, no .part, scene 2 never started
+    # no clip, no .part, scene 2 never rendered; the scenes' recordings (copied before
+    # any rendering starts) are kept
+    assert sorted(os.listdir(out)) == ["01-long.splitdesk.json", "02-never.splitdesk.json"]
     assert window.statusBar().currentMessage() == (
         "Clips export cancelled; no partial file was left."
     )

@@ -66,3 +66,25 @@ async def test_a_newer_recording_opens_read_only_and_the_window_says_so(
     assert banner.text().startswith("REPLAY (read-only: a newer format) of built-in")
     assert "recording format 7 is newer than this splitdesk" in banner.toolTip()
     assert any(m.startswith("recording format 7 is newer") for m in shown), shown
+
+
+@pytest.mark.asyncio
+async def test_a_file_listing_fewer_questions_than_its_plan_names_is_one_status_line(
+    make_window: Any, tmp_path: Path
+) -> None:
+    """``"questions": []`` with a plan asking five: the window says which field and replays
+    nothing (the stage's panes raised IndexError on it)."""
+    from paths import ROOT
+
+    doc = json.loads((ROOT / "resources" / "demos" / "batching.splitdesk.json").read_text("utf-8"))
+    doc["questions"] = []
+    path = tmp_path / "no-questions.splitdesk.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    window = make_window(AppSettings())
+    messages: list[str] = []
+    window.recordings.openFailed.connect(messages.append)
+    await window.recordings.open_path(path)
+    status = window.statusBar().currentMessage()
+    assert status.startswith(f"{path}: questions: the file lists 0 question(s)"), status
+    assert messages == [status] and "\n" not in status
+    assert window.recordings.replay.player is None
