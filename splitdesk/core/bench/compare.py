@@ -17,13 +17,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx
 
 from splitdesk.builtin_endpoint import BUILTIN_MODEL, BuiltinEndpoint, Launcher
 from splitdesk.core.analyse.cost import cost_document
-from splitdesk.core.analyse.diagnosis import summary_lines
+from splitdesk.core.analyse.diagnosis import (
+    LIMIT_CODES,
+    configured_limit_json,
+    diagnose_repeats,
+    summary_lines,
+)
 from splitdesk.core.analyse.predict import (
     RATE_LIMIT_NOTE,
     PredictedRequest,
@@ -56,6 +61,7 @@ from splitdesk.core.measure.runner import (
     classify_transport_error,
     redact,
 )
+from splitdesk.core.measure.server_limits import ServerLimit, probe_limit
 from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
@@ -239,6 +245,30 @@ async def run_on_schedule(
     return slip1 - slip0 if slip0 is not None and slip1 is not None else None
 
 
+async def configured_limit(runs: list[BenchRun], endpoint: EndpointConfig) -> ServerLimit | None:
+    """The server's published concurrency limit (:func:`~splitdesk.core.measure.
+    server_limits.probe_limit`), asked after the runs and only when their diagnosis is one
+    that names it (slot-limited, one at a time): no traffic to other servers."""
+    repeats = sorted({r.repeat for r in runs})
+    d = diagnose_repeats([[r.state.requests for r in runs if r.repeat == k] for k in repeats])
+    if d.code not in LIMIT_CODES:
+        return None
+    return await probe_limit(endpoint.base_url, endpoint.verify)
+
+
+def name_limit(doc: dict[str, Any], limit: ServerLimit | None) -> None:
+    """Put ``limit`` in a bench or sweep document: ``server_limit`` (``null`` when the
+    server published none) and, for a bench, into ``summary.diagnosis``'s text and
+    evidence (:func:`~splitdesk.core.analyse.diagnosis.configured_limit_json`)."""
+    doc["server_limit"] = limit.to_json() if limit is not None else None
+    summary = doc.get("summary")
+    if limit is None or not isinstance(summary, dict):
+        return
+    d = summary.get("diagnosis")
+    if isinstance(d, dict) and d.get("code") in LIMIT_CODES:
+        summary["diagnosis"] = configured_limit_json(d, limit.slots, limit.where)
+
+
 async def _bench(
     opts: BenchOptions,
     endpoint: EndpointConfig,
@@ -310,9 +340,14 @@ def run_bench(
             for problem in environment_problems(base_url, opts.verify):
                 print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
 
+        limit: list[ServerLimit] = []
+
         async def main() -> None:
             ep = resolved[0] = await with_model(endpoint, err, "bench")
             await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
+            found = await configured_limit(runs, ep)
+            if found is not None:
+                limit.append(found)
 
         interrupted = False
         try:
@@ -322,6 +357,7 @@ def run_bench(
         interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
         info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
+        name_limit(doc, limit[0] if limit else None)
         doc["client"] = opts.client.to_json()
         repeats = RepeatOptions(opts.repeat, True, opts.warmup, opts.pause_s, opts.nonce_on)
         order = [mode_order(modes_of(opts.mode), k) for k in range(opts.repeat)]

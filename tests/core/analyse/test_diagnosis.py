@@ -188,7 +188,9 @@ def test_compute_bound_when_per_stream_speed_falls() -> None:
     assert d.code == "compute-bound"
     assert d.evidence["rate_ratio"] == pytest.approx(0.25)
     assert d.evidence["streams"] == N
-    assert "50 tok/s alone to 12.5 tok/s with 5 streams" in d.text
+    # the parallel streams were never alone: the lone rate is the combined request's, named so
+    assert d.evidence["lone_from"] == "combined"
+    assert "50 tok/s (the combined request alone) to 12.5 tok/s with 5 streams" in d.text
 
 
 def test_compute_bound_side_by_side_from_the_combined_streams_own_gaps() -> None:
