@@ -76,6 +76,7 @@ DiagnosisCode = Literal[
     "compute-bound",
     "shortened-answers",
     "no-markers",
+    "connection-wait",
     "failed",
     "chained",
     "unclear",
@@ -578,6 +579,56 @@ def _no_markers(combined: Sequence[RequestTrace]) -> Finding | None:
     return None
 
 
+#: a connection's warm-up this much longer than the fastest one's (seconds) …
+ACCEPT_EXTRA_S = 0.5
+#: … and this many times as long waited for the server to take it up
+ACCEPT_RATIO = 5.0
+
+
+def _connection_wait(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
+    """``connection-wait``: some connections' warm-ups took far longer than the fastest
+    one's (at least :data:`ACCEPT_EXTRA_S` more and :data:`ACCEPT_RATIO` times as long):
+    the server answered on them only when it took them up (a server with a fixed pool of
+    connection handlers, each held by an idle keep-alive connection until it times out,
+    as llama.cpp's HTTP threads are), and their phase waited for them before sending."""
+    waits: list[tuple[RequestTrace, float]] = []
+    for phase in phases:
+        for t in phase:
+            if t.t_conn_start is not None and t.t_conn_ready is not None:
+                waits.append((t, t.t_conn_ready - t.t_conn_start))
+    if len(waits) < 2:
+        return None
+    fastest = min(w for _, w in waits)
+    slow = [
+        (t, w)
+        for t, w in waits
+        if w - fastest >= ACCEPT_EXTRA_S and w >= ACCEPT_RATIO * max(fastest, 1e-3)
+    ]
+    if not slow:
+        return None
+    med = statistics.median(w for _, w in slow)
+    others = max(w for t, w in waits if all(t is not s for s, _ in slow))
+    who = ", ".join(_who(t) for t, _ in slow[:4]) + (" …" if len(slow) > 4 else "")
+    return Finding(
+        "connection-wait",
+        f"{len(slow)} of {len(waits)} connections waited {med:.2f} s (median) before the "
+        f"server answered on them ({who}), the others within {_short_span(others)}: the "
+        "server took them up late (all its connection handlers busy, e.g. held by idle "
+        "keep-alive connections), so their requests went out that much later.",
+        {
+            "waited": len(slow),
+            "connections": len(waits),
+            "connection_wait_s": _r(med),
+            "others_within_s": _r(others),
+        },
+    )
+
+
+def _who(t: RequestTrace) -> str:
+    """A request as the diagnosis names it: "combined", "parallel Q3", "sequential Q1"."""
+    return "combined" if t.group == "combined" else f"{t.group} Q{t.questions[0] + 1}"
+
+
 def _chained(
     combined: Sequence[RequestTrace], chain: Sequence[RequestTrace], failed: int
 ) -> Finding:
@@ -625,7 +676,11 @@ def diagnose(
     par = [t for t in traces if t.group == "parallel"]
     par_phase = next((ph for ph in phases if any(t.group == "parallel" for t in ph)), ())
 
-    notes = [f for f in (_shortened(combined, par), _no_markers(combined)) if f is not None]
+    notes = [
+        f
+        for f in (_shortened(combined, par), _no_markers(combined), _connection_wait(phases))
+        if f is not None
+    ]
 
     def result(f: Finding) -> Diagnosis:
         rest = tuple(n for n in notes if n.code != f.code)

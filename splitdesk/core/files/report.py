@@ -92,6 +92,11 @@ def request_json(trace: RequestTrace) -> dict[str, Any]:
         "first_tool_call_s": _r(m.first_tool_call_s) if m else None,
         "stream_end_s": _r(m.stream_end_s) if m else None,
         "connect_s": _r(m.connect_s) if m else None,
+        # warm connections: when the connection's warm-up began and the server answered
+        # on it (seconds from the run's start, like t_send_s), and the time between
+        "connection_started_s": _r(trace.t_conn_start),
+        "connection_ready_s": _r(trace.t_conn_ready),
+        "connection_wait_s": _r(m.connection_wait_s) if m else None,
         "tpot_s": _r(m.tpot_s) if m else None,
         "decode_tok_s": _r(m.decode_tok_s, 3) if m else None,
         "finish_reason": trace.finish_reason,
