@@ -19,8 +19,8 @@ alone (seconds from the run's origin, one clock per phase):
   generating (the server was full);
 * **queue wait** of a queued stream: from its send to the end that freed its slot
   (seconds), the median over the queued ones is reported;
-* **waves**: the first tokens grouped where they come within the start tolerance of each
-  other (sizes, in order), for the text when they are clean.
+* **waves**: the parallel requests' first tokens grouped where they come within the start
+  tolerance of each other (sizes, in order), for the text when they are clean.
 
 With one slot the server runs one request at a time: the diagnosis' ``one-at-a-time``
 rule says so first, so :func:`read_slots` needs *k* ≥ 2 and *k* below the number of
@@ -159,7 +159,9 @@ def read_slots(phase: Sequence[RequestTrace]) -> SlotReading | None:
     full = sum(1 for a, b in spans.values() if a < first_end <= b) >= k
     if not full or not queued or len(handovers) < QUEUED_SHARE * len(queued):
         return None
-    firsts = [a for a, _ in spans.values()]
+    # the waves the parallel requests' first tokens came in (a combined request beside
+    # them holds its slot throughout and is said apart)
+    firsts = [spans[t.req][0] for t in ok if t.group == "parallel"]
     return SlotReading(
         slots=k,
         streams=len(ok),
