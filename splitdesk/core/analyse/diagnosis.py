@@ -431,10 +431,12 @@ def _slot_limited(
     text = f"at most {k} streams ran at once"
     if reading.clean_waves:
         text += f" (first tokens in waves of {' + '.join(map(str, reading.waves))})"
+    who = "the other one" if queued == 1 else f"the other {queued} each"
+    median = "" if queued == 1 else " (median)"
     text += (
-        f"; the other {queued} each began {_short_span(reading.slot_handover_s)} after "
-        f"another ended, having waited {reading.queue_wait_s:.2f} s for a slot (median): the "
-        f"server batches up to {k} sequences and queues the rest"
+        f"; {who} began {_short_span(reading.slot_handover_s)} after another ended, having "
+        f"waited {reading.queue_wait_s:.2f} s for a slot{median}: the server batches up to "
+        f"{k} sequences and queues the rest"
     )
     if reading.combined_in_slot:
         text += "; the combined request held one of the slots"

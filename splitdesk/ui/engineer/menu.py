@@ -198,7 +198,8 @@ class EngineerMenu:
 
     def _ask_repeat(self) -> RepeatOptionsDialog:
         """The repeat options dialog; Run starts the session (:meth:`repeat`)."""
-        dialog = RepeatOptionsDialog(self.window, self.repeat_options)
+        w: Any = self.window
+        dialog = RepeatOptionsDialog(self.window, self.repeat_options, w.mode.currentData())
         dialog.accepted.connect(lambda: self.repeat(dialog.options()))
         dialog.show()
         self.repeat_dialog = dialog

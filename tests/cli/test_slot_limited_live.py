@@ -1,0 +1,61 @@
+"""Slot-limited batching end to end: the built-in endpoint with ``max_num_seqs`` 4 (a server
+that batches 4 sequences and queues the rest, as llama.cpp ``-np 4`` or vLLM
+``--max-num-seqs 4`` do) over real loopback HTTP, through ``splitdesk bench`` and
+``splitdesk sweep``: the diagnosis names k and the configured limit the server publishes,
+the sweep says where its curve leaves the ideal and why."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from splitdesk.cli.main import main
+
+QUESTIONS = [f"Question {i}: why does thing {i} happen?" for i in range(8)]
+
+
+def _args(command: str, *more: str) -> list[str]:
+    args = [command, "--sim-param", "max_num_seqs=4", "--sim-param", "speed=4"]
+    args += ["--sim-param", "answer_tokens=60", "--json", "-", *more]
+    return args
+
+
+def test_bench_names_the_slots_the_queue_and_the_configured_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    questions = [a for q in QUESTIONS for a in ("-q", q)]
+    code = main(_args("bench", *questions))
+    out, table = capsys.readouterr()
+    assert code == 0, table
+    doc = json.loads(out)
+    d = doc["summary"]["diagnosis"]
+    assert d["code"] == "slot-limited", d
+    e = d["evidence"]
+    assert e["slots"] == 4 and e["queued"] == 4 and e["waves"] == "4+4"
+    assert e["queue_wait_s"] > 0.05
+    # the endpoint publishes its limit (splitdesk:max_num_seqs) and the text names it
+    assert doc["server_limit"]["slots"] == 4 and doc["server_limit"]["route"] == "/metrics"
+    assert e["configured_slots"] == 4
+    assert "the server is configured for 4 (built-in endpoint /metrics" in d["text"]
+    # what 4 slots allow from concurrency against what the split measured
+    assert e["slot_speedup"] == pytest.approx(doc["summary"]["concurrency_factor"], rel=0.2)
+    assert "Diagnosis:" in table and "at most 4 streams ran at once" in table
+
+
+def test_sweep_says_the_curve_is_flat_past_the_slots(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(_args("sweep", "--max-n", "7", "--sim-param", "max_num_seqs=3"))
+    out, table = capsys.readouterr()
+    assert code == 0, table
+    doc = json.loads(out)
+    reading = doc["reading"]
+    assert reading["cause"] == "slots", reading
+    assert reading["evidence"]["slots"] == 3
+    assert (
+        "past N = 3" in reading["text"]
+        and "the server runs 3 sequences at once" in (reading["text"])
+    )
+    assert doc["server_limit"]["slots"] == 3
+    assert f"Speed-up {reading['text']}" in table
+    assert [r["n"] for r in doc["rows"]] == list(range(1, 8))
+    assert all(r["diagnosis"] is not None for r in doc["rows"])
