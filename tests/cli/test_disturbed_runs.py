@@ -158,3 +158,23 @@ def test_what_counts_as_disturbed() -> None:
     assert disturbed_reason(4.0, None, 0.6) == (
         "the machine was busy: the measuring client ran 600 ms late in 4.00 s"
     )
+
+
+def test_the_bench_table_says_which_runs_were_measured_again_or_left_out() -> None:
+    from splitdesk.core.bench.table import format_table
+    from splitdesk.core.files.report import bench_document
+
+    comb = _run(4.0, 0.0)
+    comb.mode = "combined"
+    par = _run(1.0, 0.0)
+    par.remeasured = "the built-in endpoint ran 410 ms behind its schedule in 2.10 s"
+    comb2, par2 = _run(4.0, 0.0), _run(0.2, 9.46)
+    comb2.mode, comb2.repeat, par2.repeat = "combined", 1, 1
+    runs = [comb, par, comb2, par2]
+    doc = bench_document({"url": "u", "api": "a", "model": "m"}, ["q"], runs)
+    table = format_table(doc, runs)
+    assert (
+        "Measured again:       parallel run 1 (the first the built-in endpoint ran 410 ms "
+        "behind its schedule in 2.10 s)"
+    ) in table
+    assert "Disturbed:            left out of the medians: parallel run 2 (" in table
