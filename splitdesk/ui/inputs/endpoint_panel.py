@@ -317,8 +317,8 @@ class EndpointPanel(QWidget):
             self.base_url.setCursorPosition(0)  # a URL too long to show: its start shows
             self.api.setCurrentIndex(max(0, self.api.findData(s.api)))
             self.model.setCurrentText(s.model)
-            if self.model.lineEdit() is not None:
-                self.model.lineEdit().setCursorPosition(0)
+            if (line := self.model.lineEdit()) is not None:
+                line.setCursorPosition(0)
             self.key_source.setCurrentIndex(max(0, self.key_source.findData(s.key_source.value)))
             self.key_env.setText(s.key_env)
             self.max_tokens.setValue(s.max_tokens)
