@@ -585,6 +585,27 @@ class EndpointPanel(QWidget):
 
         await self._guarded(action, self.model_note)
 
+    async def choose_only_model(self) -> str | None:
+        """Ask the endpoint for its models (off the GUI thread) and take its only one, as
+        ``splitdesk bench`` does without ``--model`` (``splitdesk --endpoint URL`` without
+        ``--model``); with several, the model note lists them and asks to pick one. Returns
+        the model chosen, ``None`` when none was (the note says why). Never raises."""
+        chosen: list[str] = []
+
+        async def action() -> str:
+            models = (await self._models()).models
+            self.model.clear()
+            self.model.addItems(models)
+            if len(models) == 1:
+                self.model.setCurrentText(models[0])
+                chosen.append(models[0])
+                return f"the endpoint's only model: {models[0]}"
+            shown = ", ".join(models[:6]) + ("…" if len(models) > 6 else "")
+            return f"pick one: the endpoint serves {len(models)} models: {shown or 'none'}"
+
+        await self._guarded(action, self.model_note)
+        return chosen[0] if chosen else None
+
     @task_slot
     async def _test(self) -> None:
         async def action() -> str:
