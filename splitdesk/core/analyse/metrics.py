@@ -437,6 +437,21 @@ def summarize(state: RunState) -> RunSummary:
     return summary
 
 
+def phase_origins(state: RunState) -> dict[int, float]:
+    """Each phase's t = 0 on a time axis (the timeline, the server lane), seconds from the
+    run's origin: the earliest of its requests' connection set-up (warm connections:
+    ``t_conn_start``) and first send. A phase whose connections waited to be taken up
+    starts where that wait starts, so the wait shows as its own phase and the requests
+    sent late are drawn late, on the run's real axis. Phases with nothing sent are left
+    out."""
+    origins: dict[int, float] = {}
+    for r in state.requests:
+        starts = [t for t in (r.t_conn_start, r.t_send) if t is not None]
+        if r.t_send is not None and starts:
+            origins[r.phase] = min(origins.get(r.phase, min(starts)), min(starts))
+    return origins
+
+
 @dataclass(frozen=True)
 class Spread:
     """Median and range of one metric over repeats."""

@@ -26,7 +26,7 @@ import threading
 import time
 import tomllib
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -90,13 +90,23 @@ def _samples(text: str) -> dict[str, list[float]]:
     """Every sample value by sample name. Raises ``ValueError`` for text that is not the
     Prometheus text format (the parser's own error)."""
     out: dict[str, list[float]] = {}
+    if looks_like_html(text):
+        raise ValueError("an HTML page, not Prometheus text (a proxy's or another server's)")
     try:
         for fam in text_string_to_metric_families(text):
             for sample in fam.samples:
                 out.setdefault(sample.name, []).append(float(sample.value))
-    except ValueError as exc:
-        raise ValueError(f"not Prometheus text format ({exc})") from None
+    except ValueError:
+        # the parser's own message quotes the offending line: never a body in a status line
+        raise ValueError("not Prometheus text format") from None
     return out
+
+
+def looks_like_html(text: str) -> bool:
+    """Whether a body is an HTML page (``<!DOCTYPE``, ``<html``, any tag first): what a
+    proxy or a web UI answers on ``/metrics`` instead of Prometheus text."""
+    head = text.lstrip()[:64].lower()
+    return head.startswith("<")
 
 
 def read_load(text: str) -> ServerLoad | None:
@@ -193,6 +203,11 @@ class MetricsPoller:
         """True while the thread polls."""
         return self._thread.is_alive()
 
+    @property
+    def started(self) -> bool:
+        """True once :meth:`start` ran (the server was asked, or is being asked)."""
+        return self._thread.ident is not None
+
     def _run(self) -> None:
         try:
             net = client_settings(self.url, self.verify)
@@ -207,7 +222,11 @@ class MetricsPoller:
             proxy=net.proxy,
         ) as client:
             next_t = time.monotonic()
-            while not self._stop.is_set():
+            first = True
+            # the first attempt is made even when stopped meanwhile: a run that ended at
+            # once (every request refused) still learns what the server says
+            while first or not self._stop.is_set():
+                first = False
                 ok = self._poll_once(client)
                 failures = 0 if ok else failures + 1
                 if failures >= self.give_up:
@@ -223,12 +242,16 @@ class MetricsPoller:
             if response.status_code != 200:
                 self.status = f"/metrics answered HTTP {response.status_code}"
                 return False
+            kind = response.headers.get("content-type", "")
+            if "text/html" in kind:
+                self.status = "/metrics answered with an HTML page, not Prometheus text"
+                return False
             load = read_load(response.text)
         except httpx.HTTPError as exc:
             self.status = f"/metrics not reachable ({type(exc).__name__})"
             return False
-        except ValueError as exc:
-            self.status = f"/metrics: {str(exc)[:100]}"
+        except ValueError as exc:  # read_load's own words, never the body
+            self.status = f"/metrics answered {exc}"
             return False
         if load is None:
             self.status = "no metrics"
@@ -292,6 +315,26 @@ class LoadSeries:
     def at(self, start_s: float, end_s: float) -> list[float]:
         """The batch sizes sampled from ``start_s`` to ``end_s``."""
         return [r for t, r in zip(self.t_s, self.running, strict=True) if start_s <= t <= end_s]
+
+    def on_phase_axes(self, origins: Sequence[float]) -> LoadSeries:
+        """The samples on the axis of the phase each was taken in: ``origins`` are the
+        phases' starts (seconds from the run's origin, ascending; the timeline draws each
+        phase from its own t = 0), a sample taken at ``t`` from the last start ≤ ``t``
+        moves to ``t − start``; samples before the first start are left out. One origin
+        at 0 leaves the series as it is."""
+        starts = sorted(origins)
+        if not starts:
+            return self
+        keep = [i for i, t in enumerate(self.t_s) if t >= starts[0]]
+        shifted = [self.t_s[i] - starts[bisect_right(starts, self.t_s[i]) - 1] for i in keep]
+        return LoadSeries(
+            shifted,
+            [self.running[i] for i in keep],
+            [self.waiting[i] for i in keep],
+            [self.kv[i] for i in keep] if self.kv else [],
+            self.kv_unit,
+            self.family,
+        )
 
     def until(self, t_s: float) -> LoadSeries:
         """The samples taken up to ``t_s`` seconds (a replay's playback position)."""

@@ -249,12 +249,7 @@ class MainWindow(QMainWindow):
 
         self._build_toolbar()
         self._sized = False
-        ep = self.endpoint.settings()
-        self.statusBar().showMessage(
-            "Ready. The built-in endpoint needs no network."
-            if ep.is_builtin
-            else f"Ready. Endpoint: {ep.host} · {ep.model or 'no model'}"
-        )
+        self.statusBar().showMessage(self._ready_line())
 
         # -- wiring --------------------------------------------------------------------------------
         self.questions.changed.connect(self._inputs_changed)
@@ -526,6 +521,15 @@ class MainWindow(QMainWindow):
 
     def _endpoint_edited(self) -> None:
         self._saved_endpoint = None  # the user chose: save what they chose
+        if self.statusBar().currentMessage().startswith("Ready."):  # it follows the endpoint
+            self.statusBar().showMessage(self._ready_line())
+
+    def _ready_line(self) -> str:
+        """The status line before a run: where the requests will go."""
+        ep = self.endpoint.settings()
+        if ep.is_builtin:
+            return "Ready. The built-in endpoint needs no network."
+        return f"Ready. Endpoint: {ep.host} · {ep.model or 'no model'}"
 
     def _busy_changed(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)

@@ -30,6 +30,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
+from splitdesk.core.analyse.metrics import phase_origins
 from splitdesk.core.measure.server_metrics import (
     LoadSeries,
     MetricsPoller,
@@ -271,9 +272,32 @@ class ServerLane(QWidget):
 
     def finish(self, state: RunState | None = None) -> None:
         """The run ended: stop polling (without waiting for the thread) and draw the last
-        samples."""
+        samples. With none, the caption says why instead of "asking …" (the run sent
+        nothing; the server's answer, read again once the poller's last attempt is over)."""
         self.stop()
         self.redraw()
+        poller = self.poller
+        if poller is None or self.recorded is not None or poller.samples:
+            return
+        if not poller.started:
+            self.caption.setText("Server: not asked (the run sent no request)")
+            return
+        self.caption.setText(self._none_text(poller))
+        QTimer.singleShot(round(max(poller.period_s, 1.0) * 1000) + 200, self._settled)
+
+    @staticmethod
+    def _none_text(poller: MetricsPoller) -> str:
+        """The caption of a run whose server gave no sample: its last answer, or that the
+        run ended before it answered."""
+        if poller.status in ("not started", "ok"):
+            return "Server metrics: none (the run ended before the server answered)"
+        return f"Server metrics: none ({poller.status})"
+
+    def _settled(self) -> None:
+        """After the last attempt of a finished run's poller: its final word."""
+        poller = self.poller
+        if poller is not None and not poller.samples and self.recorded is None:
+            self.caption.setText(self._none_text(poller))
 
     def stop(self) -> None:
         """Stop the poller without blocking the GUI thread."""
@@ -290,7 +314,9 @@ class ServerLane(QWidget):
             return
         if self.recorded is not None:
             now = state.now()  # a replay's playback position
-            self._draw(self.recorded.until(now if now is not None else 0.0), "recorded")
+            self._draw(
+                self._on_axes(self.recorded.until(now if now is not None else 0.0)), "recorded"
+            )
             return
         poller = self.poller
         if poller is None or state.info is None:
@@ -300,7 +326,17 @@ class ServerLane(QWidget):
             if poller.status not in ("not started", "ok"):
                 self.caption.setText(f"Server metrics: none ({poller.status})")
             return
-        self._draw(series, "from its /metrics")
+        self._draw(self._on_axes(series), "from its /metrics")
+
+    def _on_axes(self, series: LoadSeries) -> LoadSeries:
+        """``series`` on the timeline's axes: each phase from its own t = 0, where the
+        timeline starts it (:func:`~splitdesk.core.analyse.metrics.phase_origins`: its
+        connection set-up or first send), so samples of a run whose first request went
+        out late stay under their bars."""
+        state = self.state
+        if state is None:
+            return series
+        return series.on_phase_axes(list(phase_origins(state).values()))
 
     def _draw(self, s: LoadSeries, source: str) -> None:
         if s == self.series and source == self._source:
