@@ -438,17 +438,20 @@ def summarize(state: RunState) -> RunSummary:
 
 
 def phase_origins(state: RunState) -> dict[int, float]:
-    """Each phase's t = 0 on a time axis (the timeline, the server lane), seconds from the
-    run's origin: the earliest of its requests' connection set-up (warm connections:
-    ``t_conn_start``) and first send. A phase whose connections waited to be taken up
-    starts where that wait starts, so the wait shows as its own phase and the requests
-    sent late are drawn late, on the run's real axis. Phases with nothing sent are left
-    out."""
+    """Each phase's t = 0 on the timeline, seconds from the run's origin. The first phase
+    starts at the run's origin itself (0: the real time axis, on which the server lane's
+    samples are taken), so a run whose requests went out late — their connections waited to
+    be taken up — is drawn late, the wait before them shown; each later phase (one after
+    another) starts at the earliest of its requests' connection set-up (``t_conn_start``,
+    warm connections) and first send. Phases with nothing sent are left out."""
     origins: dict[int, float] = {}
     for r in state.requests:
+        if r.t_send is None:
+            continue
         starts = [t for t in (r.t_conn_start, r.t_send) if t is not None]
-        if r.t_send is not None and starts:
-            origins[r.phase] = min(origins.get(r.phase, min(starts)), min(starts))
+        origins[r.phase] = min(origins.get(r.phase, min(starts)), min(starts))
+    if origins:
+        origins[min(origins)] = 0.0
     return origins
 
 

@@ -26,7 +26,7 @@ import threading
 import time
 import tomllib
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -315,26 +315,6 @@ class LoadSeries:
     def at(self, start_s: float, end_s: float) -> list[float]:
         """The batch sizes sampled from ``start_s`` to ``end_s``."""
         return [r for t, r in zip(self.t_s, self.running, strict=True) if start_s <= t <= end_s]
-
-    def on_phase_axes(self, origins: Sequence[float]) -> LoadSeries:
-        """The samples on the axis of the phase each was taken in: ``origins`` are the
-        phases' starts (seconds from the run's origin, ascending; the timeline draws each
-        phase from its own t = 0), a sample taken at ``t`` from the last start ≤ ``t``
-        moves to ``t − start``; samples before the first start are left out. One origin
-        at 0 leaves the series as it is."""
-        starts = sorted(origins)
-        if not starts:
-            return self
-        keep = [i for i, t in enumerate(self.t_s) if t >= starts[0]]
-        shifted = [self.t_s[i] - starts[bisect_right(starts, self.t_s[i]) - 1] for i in keep]
-        return LoadSeries(
-            shifted,
-            [self.running[i] for i in keep],
-            [self.waiting[i] for i in keep],
-            [self.kv[i] for i in keep] if self.kv else [],
-            self.kv_unit,
-            self.family,
-        )
 
     def until(self, t_s: float) -> LoadSeries:
         """The samples taken up to ``t_s`` seconds (a replay's playback position)."""

@@ -30,7 +30,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
-from splitdesk.core.analyse.metrics import phase_origins
 from splitdesk.core.measure.server_metrics import (
     LoadSeries,
     MetricsPoller,
@@ -314,9 +313,7 @@ class ServerLane(QWidget):
             return
         if self.recorded is not None:
             now = state.now()  # a replay's playback position
-            self._draw(
-                self._on_axes(self.recorded.until(now if now is not None else 0.0)), "recorded"
-            )
+            self._draw(self.recorded.until(now if now is not None else 0.0), "recorded")
             return
         poller = self.poller
         if poller is None or state.info is None:
@@ -326,17 +323,7 @@ class ServerLane(QWidget):
             if poller.status not in ("not started", "ok"):
                 self.caption.setText(f"Server metrics: none ({poller.status})")
             return
-        self._draw(self._on_axes(series), "from its /metrics")
-
-    def _on_axes(self, series: LoadSeries) -> LoadSeries:
-        """``series`` on the timeline's axes: each phase from its own t = 0, where the
-        timeline starts it (:func:`~splitdesk.core.analyse.metrics.phase_origins`: its
-        connection set-up or first send), so samples of a run whose first request went
-        out late stay under their bars."""
-        state = self.state
-        if state is None:
-            return series
-        return series.on_phase_axes(list(phase_origins(state).values()))
+        self._draw(series, "from its /metrics")
 
     def _draw(self, s: LoadSeries, source: str) -> None:
         if s == self.series and source == self._source:
