@@ -54,7 +54,6 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from splitdesk.core.files.recording import load_recording
-    from splitdesk.core.files.settings import AppSettings
     from splitdesk.ui.common.theme import DARK, apply_theme
     from splitdesk.ui.render.exports import AnimationOptions, frame_count, render_animation
 
@@ -74,7 +73,7 @@ def main() -> int:
                 cpu0, kids0 = _cpu()
                 t0 = time.perf_counter()
                 n = await render_animation(
-                    recording, path, AnimationOptions(kind, (w, h), args.fps), AppSettings(), DARK
+                    recording, path, AnimationOptions(kind, (w, h), args.fps), DARK
                 )
                 wall = time.perf_counter() - t0
                 cpu1, kids1 = _cpu()

@@ -101,14 +101,14 @@ async def replay(path: Path, speed: float) -> None:
     freeze_built_window()  # as the app does
     await asyncio.sleep(0.3)
     refresh_ms: list[float] = []  # the timeline's refresh calls (its Python side; Qt paints later)
-    timeline_refresh = window.timeline.refresh
+    timeline_refresh = window.stage.timeline.refresh
 
     def timed_refresh() -> None:
         t = time.perf_counter()
         timeline_refresh()
         refresh_ms.append((time.perf_counter() - t) * 1000)
 
-    window.timeline.throttle._callback = timed_refresh
+    window.stage.timeline.throttle._callback = timed_refresh
     lags: list[float] = []
     batches: list[int] = []
     stop = False

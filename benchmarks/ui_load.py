@@ -183,8 +183,8 @@ async def load(n: int, tokens: int) -> None:
     cpu = {name: (cpu_seconds(pids[name]) - c0) / duration for name, c0 in cpu0.items()}
     stop = True
     await sampler
-    timeline_fps = window.timeline.throttle.calls / duration
-    pane_calls = [p.throttle.calls for p in window.grid.panes]
+    timeline_fps = window.stage.timeline.throttle.calls / duration
+    pane_calls = [p.throttle.calls for p in window.stage.grid.panes]
     streaming = max((r.last_token_t or 0) - (r.first_text_t or 0) for r in state.requests)
     async with httpx.AsyncClient() as client:
         logs = await emission_logs(client, sim.url, [r.request_id or "" for r in state.requests])

@@ -492,9 +492,12 @@ def run_gui(opts: GuiOptions) -> int:
         async def first() -> None:
             if ask_model:
                 await window.endpoint.choose_only_model()
-            if opts.run:
+            if opts.run:  # a scenario plays what it says (its recording, or a run of its inputs)
                 await asyncio.sleep(0.3)
-                window.start_run()
+                if opts.scenario is not None:
+                    window.presentation.play()
+                else:
+                    window.start_run()
 
         QTimer.singleShot(0, lambda: spawn(first()))
     with loop:

@@ -54,6 +54,7 @@ def run_bench_command(
             # argv bytes that are not UTF-8 arrive as lone surrogates (PEP 383)
             return fail(f"-q {q.encode('utf-8', 'replace').decode()!r} is not valid UTF-8 text")
     questions = [question_text(q) for q in args.questions]
+    titles = [""] * len(questions)  # the set's short labels, kept in a --record recording
     template = None
     if args.questions_file:
         try:
@@ -63,9 +64,12 @@ def run_bench_command(
         if not qs.texts:
             return fail(f"{Path(args.questions_file).name}: the file holds no questions")
         questions += qs.texts
+        titles += [q.title for q in qs.questions]
         template = qs.template
     if not questions:
-        questions = builtin_sets()[DEFAULT_SET].texts
+        default = builtin_sets()[DEFAULT_SET]
+        questions = default.texts
+        titles = [q.title for q in default.questions]
     if len(questions) < 2 and args.mode in ("combined", "all", "dependent"):
         return fail(
             f"--mode {args.mode} needs at least 2 questions to combine (got {len(questions)}); "
@@ -113,6 +117,7 @@ def run_bench_command(
             return fail(f"--endpoint {shown!r}: {exc} (expected 'builtin' or an http(s):// URL)")
     opts = BenchOptions(
         questions=questions,
+        titles=titles,
         endpoint=endpoint,
         api=args.api,
         model=args.model,

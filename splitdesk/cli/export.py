@@ -53,7 +53,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--png", metavar="OUT", help="the timeline as PNG (at --scale, default 2×)")
     out.add_argument("--svg", metavar="OUT", help="the timeline as SVG")
     out.add_argument(
-        "--window-png", dest="window_png", metavar="OUT", help="the whole window as PNG (--size)"
+        "--stage-png",
+        "--window-png",
+        dest="window_png",
+        metavar="OUT",
+        help="the stage (panes, timeline, summary: what the audience sees) as PNG (--size)",
     )
     out.add_argument("--csv", metavar="OUT", help="the figures, one row per request")
     out.add_argument("--json", metavar="OUT", help="the figures as the bench JSON document")
@@ -212,7 +216,6 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from splitdesk.core.files.settings import AppSettings
     from splitdesk.ui.common.theme import THEMES, apply_theme
     from splitdesk.ui.render.encoders import EncodeError, animation_seconds
     from splitdesk.ui.render.exports import (
@@ -228,23 +231,23 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     theme = THEMES[args.theme]
     apply_theme(app, theme, 1.0)
-    settings = AppSettings()
     run_index = args.run - 1
     result = {"status": 0}
 
     async def main() -> None:
         if any(k in asked for k in _PICTURE_KINDS):
-            frames = ReplayFrames(recording, run_index, args.size, settings, theme)
+            # the engineer's look, as the window shows the recording (prediction included)
+            frames = ReplayFrames(recording, run_index, args.size, theme, 1.0, look="window")
             try:
                 await frames.frame(frames.duration)
                 if "png" in asked:
-                    w, h = timeline_png(frames.window.timeline, Path(asked["png"]), args.scale)
+                    w, h = timeline_png(frames.stage.timeline, Path(asked["png"]), args.scale)
                     print(f"png: wrote {asked['png']} ({w}x{h})")
                 if "svg" in asked:
-                    timeline_svg(frames.window.timeline, Path(asked["svg"]))
+                    timeline_svg(frames.stage.timeline, Path(asked["svg"]))
                     print(f"svg: wrote {asked['svg']}")
                 if "window_png" in asked:
-                    w, h = window_png(frames.window, Path(asked["window_png"]), args.scale)
+                    w, h = window_png(frames.stage, Path(asked["window_png"]), args.scale)
                     print(f"window-png: wrote {asked['window_png']} ({w}x{h})")
             finally:
                 frames.dispose()
@@ -257,7 +260,6 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
                 recording,
                 target,
                 AnimationOptions(kind, args.size, args.fps, run_index),
-                settings,
                 theme,
                 progress=ProgressBar(kind, sys.stderr),
             )

@@ -1,5 +1,6 @@
-"""``splitdesk bench --record FILE`` writes the window's recording format: one run per mode
-and repeat, whose figures rebuilt from the events are the bench JSON's figures; and
+"""``splitdesk bench --record FILE`` writes the window's recording format: one run per
+repeat holding every mode as its phases, whose figures rebuilt from the events are the
+bench JSON's figures; and
 ``splitdesk replay`` checks a file before any window opens, then replays it headless
 to a screenshot."""
 
@@ -15,25 +16,33 @@ import pytest
 
 from paths import FIXTURES
 from splitdesk.cli.main import main
+from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.metrics import group_metrics
 from splitdesk.core.files.recording import load_recording, rebuild_state
 
 FIXTURE = FIXTURES / "recordings" / "v1.splitdesk.json"
 
 
-def test_bench_record_holds_every_run_with_the_bench_figures(
+def test_bench_record_of_mode_all_replays_the_whole_comparison(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One run holding every mode as its phases (combined, parallel, sequential) on one
+    clock, with the set's titles, the predicted requests and the server's samples: its
+    figures are the bench JSON's, its diagnosis the bench's."""
+    questions = tmp_path / "two.toml"
+    questions.write_text(
+        'title = "two"\n[[questions]]\ntext = "What is 2+2?"\ntitle = "Sum"\n'
+        '[[questions]]\ntext = "Name a colour."\ntitle = "Colour"\n',
+        encoding="utf-8",
+    )
     path = tmp_path / "bench.splitdesk.json.gz"
     code = main(
         [
             "bench",
             "--mode",
             "all",
-            "-q",
-            "What is 2+2?",
-            "-q",
-            "Name a colour.",
+            "--questions",
+            str(questions),
             "--sim-param",
             "speed=4",
             "--record",
@@ -48,16 +57,38 @@ def test_bench_record_holds_every_run_with_the_bench_figures(
     assert path.read_bytes()[:2] == b"\x1f\x8b"  # gzip, as the name asks
     recording = load_recording(path)
     assert recording.source == "bench"
-    assert [r.mode for r in recording.runs] == ["combined", "parallel", "sequential"]
+    assert [q.title for q in recording.questions] == ["Sum", "Colour"]
     assert recording.question_texts == ["What is 2+2?", "Name a colour."]
     assert recording.endpoint.profile == "batching"
-    for run, bench_run in zip(recording.runs, doc["runs"], strict=True):
-        state = rebuild_state(run)
-        g = group_metrics(state.requests, run.mode, 2)
+    (run,) = recording.runs  # one repeat: one run, its modes as phases
+    assert run.mode == "one-after-another" and recording.settings.with_sequential
+    state = rebuild_state(run)
+    assert [r.group for r in state.requests] == ["combined"] + ["parallel"] * 2 + ["sequential"] * 2
+    assert [r.phase for r in state.requests] == [0, 1, 1, 2, 2]
+    for bench_run in doc["runs"]:
+        mine = [r for r in state.requests if r.group == bench_run["mode"]]
+        g = group_metrics(mine, bench_run["mode"], 2)
         assert g.makespan_s is not None
-        assert round(g.makespan_s, 6) == bench_run["wall_s"]
-        texts = [r.text for r in state.requests]
-        assert texts == [r["text"] for r in bench_run["requests"]]
+        assert round(g.makespan_s, 6) == pytest.approx(bench_run["wall_s"], abs=2e-6)
+        assert [r.text for r in mine] == [r["text"] for r in bench_run["requests"]]
+    # one clock: each way after the one before
+    ends = {
+        g: max(r.t_end or 0.0 for r in state.requests if r.group == g)
+        for g in ("combined", "parallel")
+    }
+    sends = {
+        g: min(r.t_send or 0.0 for r in state.requests if r.group == g)
+        for g in ("parallel", "sequential")
+    }
+    assert ends["combined"] <= sends["parallel"] and ends["parallel"] <= sends["sequential"]
+    assert diagnose_state(state).text == doc["summary"]["diagnosis"]["text"]
+    assert run.predictions is not None and len(run.predictions) == len(state.requests)
+    assert run.server is not None and run.server.family == "splitdesk"
+    # the server ran the two parallel requests together: a batch of 2 in that phase
+    batch_two = [t for t, n in zip(run.server.t_s, run.server.running, strict=True) if n >= 2]
+    assert batch_two and all(
+        sends["parallel"] - 0.3 <= t <= ends["parallel"] + 0.3 for t in batch_two
+    )
 
 
 def test_replay_refuses_a_bad_file_before_any_window(tmp_path: Path) -> None:

@@ -6,7 +6,10 @@ The one definition of a side's tokens and cost (views, bench and exports read th
   equivalent, ``RequestTrace.usage_prompt_tokens``) over its requests. The combined prompt
   carries the template once; the N parallel prompts each carry any system prompt, so the
   parallel side may use more prompt tokens;
-* **output tokens**: the sum of the reported output (completion) tokens;
+* **output tokens**: the side's output tokens as the figure set counts them
+  (:func:`splitdesk.core.analyse.metrics.group_metrics`: each request's reported usage, an
+  event count standing in where none was reported): one count per side, the same in the
+  bench table's tokens column, the summary and the cost lines;
 * **cost** (in the price's currency): ``prompt × input_price / 1e6 + output × output_price
   / 1e6``, prices being per million tokens as providers list them. There are no default
   prices: a cost exists only when the user entered both prices for the endpoint.
@@ -25,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from splitdesk.core.analyse.metrics import group_metrics
 from splitdesk.core.run.run_state import RequestTrace
 
 
@@ -39,15 +43,18 @@ class Prices(BaseModel):
 
 @dataclass(frozen=True)
 class SideTokens:
-    """Usage of one side (``"combined"``, ``"parallel"`` or ``"sequential"``): summed
-    ``prompt`` and ``output`` tokens over the ``requests`` that reported usage; ``complete``
-    when every request of the side did."""
+    """Usage of one side (``"combined"``, ``"parallel"`` or ``"sequential"``): ``prompt``
+    tokens summed over the ``requests`` that reported usage, ``output`` tokens as the
+    figure set counts them (module docstring; ``estimated`` when an event count stood in
+    for some request's usage); ``complete`` when every request of the side reported
+    usage."""
 
     group: str
     prompt: int
     output: int
     requests: int
     reported: int
+    estimated: bool = False
 
     @property
     def complete(self) -> bool:
@@ -72,12 +79,15 @@ def side_tokens(requests: Sequence[RequestTrace], group: str) -> SideTokens:
     reported = [
         t for t in mine if t.usage_prompt_tokens is not None and t.usage_output_tokens is not None
     ]
+    n = len({q for t in mine for q in t.questions})
+    g = group_metrics(mine, group, n)  # the one output-token count of a side
     return SideTokens(
         group,
         sum(t.usage_prompt_tokens or 0 for t in reported),
-        sum(t.usage_output_tokens or 0 for t in reported),
+        g.output_tokens,
         len(mine),
         len(reported),
+        g.tokens_estimated,
     )
 
 
@@ -158,7 +168,7 @@ def cost_document(
     costs = {g: c for g, s in sides.items() if (c := s.cost(prices)) is not None}
     shown = dict(zip(costs, format_costs(list(costs.values())), strict=True))
     for g, s in sides.items():
-        usage = f"{s.prompt} prompt + {s.output} output tokens"
+        usage = f"{s.prompt} prompt + {'~' if s.estimated else ''}{s.output} output tokens"
         if not s.complete:
             usage += f" (usage from {s.reported} of {s.requests} requests)"
         money = f" · cost {shown[g]}" if g in shown else ""

@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from splitdesk.core.analyse.metrics import tokens_per_event
 from splitdesk.core.run.run_state import RequestTrace
 
 #: fewest inter-event gaps at one concurrency level before its decode rate is trusted
@@ -37,10 +38,6 @@ LoneFrom = Literal["separate", "combined"]
 
 def _ok(t: RequestTrace) -> bool:
     return t.outcome == "done" and t.first_text_t is not None and t.last_token_t is not None
-
-
-def _tokens(t: RequestTrace) -> int:
-    return t.usage_output_tokens if t.usage_output_tokens is not None else len(t.event_times)
 
 
 def decode_rates_by_concurrency(
@@ -68,7 +65,7 @@ def decode_rates_by_concurrency(
             if exclude_combined and t.group == "combined":
                 continue
             times = np.asarray(t.event_times, dtype=float)
-            per_event = _tokens(t) / len(times)
+            per_event = tokens_per_event(t)
             a, b = times[:-1], times[1:]
             keep = b > a
             a, b = a[keep], b[keep]

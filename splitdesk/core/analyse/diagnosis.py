@@ -762,13 +762,24 @@ def diagnose_state(state: RunState) -> Diagnosis:
 
 
 def diagnose_repeats(
-    repeats: Sequence[Sequence[Sequence[RequestTrace]]], split: Decomposition | None = None
+    repeats: Sequence[Sequence[Sequence[RequestTrace]]],
+    whole: Sequence[RunState | None] | None = None,
+    split: Decomposition | None = None,
 ) -> Diagnosis:
     """The diagnosis over ``splitdesk bench``'s repeats: each repeat's runs are phases
     (each with its own clock); the most common code wins and its first diagnosis is
     returned, with ``repeats_agreeing`` ("2 of 3") added to its evidence when there were
-    several repeats. ``split``: the decomposition printed beside it (:func:`diagnose`)."""
-    found = [diagnose(phases, split=split) for phases in repeats if phases]
+    several repeats. ``whole``: per repeat, the window run its sides were split from
+    (``None``: a bench repeat), diagnosed as the window diagnoses it
+    (:func:`diagnose_state`: its own phases, shared when side by side), so an exported
+    recording says what the window showing it says. ``split``: the decomposition printed
+    beside a bench's diagnosis (:func:`diagnose`)."""
+    states = list(whole) if whole is not None else [None] * len(repeats)
+    found = [
+        diagnose_state(state) if state is not None else diagnose(phases, split=split)
+        for phases, state in zip(repeats, states, strict=True)
+        if phases
+    ]
     if not found:
         return Diagnosis("unclear", "no clear pattern: nothing ran.", {})
     codes = [d.code for d in found]
@@ -781,7 +792,10 @@ def diagnose_repeats(
     return d
 
 
-def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[str, object]:
+def bench_summary(
+    repeats: Sequence[Sequence[Sequence[RequestTrace]]],
+    whole: Sequence[RunState | None] | None = None,
+) -> dict[str, object]:
     """The bench JSON's ``summary`` additions: ``diagnosis`` (:meth:`Diagnosis.to_json`) and,
     when a repeat ran combined, parallel and sequential with every request done,
     ``prompt_shape_factor`` and ``concurrency_factor``: :func:`decompose` of the median
@@ -817,7 +831,7 @@ def bench_summary(repeats: Sequence[Sequence[Sequence[RequestTrace]]]) -> dict[s
                     f"over the {len(complete)} of {ran} repeats where every request succeeded"
                 )
     # the text's account of the speed-up uses the factors printed beside it
-    return {"diagnosis": diagnose_repeats(repeats, dec).to_json(), **out}
+    return {"diagnosis": diagnose_repeats(repeats, whole, dec).to_json(), **out}
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:

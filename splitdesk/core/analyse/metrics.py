@@ -195,6 +195,17 @@ def _since(t: float | None, origin: float | None) -> float | None:
     return None if t is None or origin is None else t - origin
 
 
+def tokens_per_event(trace: RequestTrace) -> float:
+    """Output tokens one text-carrying event of ``trace`` stands for: the server's reported
+    usage spread evenly over the request's events, else 1 (each event counted as a token,
+    the estimate the figure set uses without usage). The one definition the tokens chart,
+    the diagnosis's per-stream decode rates and the Perfetto trace's throughput track read."""
+    events = len(trace.event_times)
+    if trace.usage_output_tokens is not None and events:
+        return trace.usage_output_tokens / events
+    return 1.0
+
+
 def request_figures(trace: RequestTrace) -> RequestFigures:
     """The figure set of ``trace`` as of the events applied so far (module docstring).
 
@@ -435,24 +446,6 @@ def summarize(state: RunState) -> RunSummary:
     summary = RunSummary(groups, speedup(groups.get("combined"), groups.get("parallel")))
     setattr(state, _SUMMARY_ATTR, (state.events_applied, summary))
     return summary
-
-
-def phase_origins(state: RunState) -> dict[int, float]:
-    """Each phase's t = 0 on the timeline, seconds from the run's origin. The first phase
-    starts at the run's origin itself (0: the real time axis, on which the server lane's
-    samples are taken), so a run whose requests went out late — their connections waited to
-    be taken up — is drawn late, the wait before them shown; each later phase (one after
-    another) starts at the earliest of its requests' connection set-up (``t_conn_start``,
-    warm connections) and first send. Phases with nothing sent are left out."""
-    origins: dict[int, float] = {}
-    for r in state.requests:
-        if r.t_send is None:
-            continue
-        starts = [t for t in (r.t_conn_start, r.t_send) if t is not None]
-        origins[r.phase] = min(origins.get(r.phase, min(starts)), min(starts))
-    if origins:
-        origins[min(origins)] = 0.0
-    return origins
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ each event), so the inspector classifies exactly what the runner measured.
 
 from __future__ import annotations
 
-import base64
 import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,17 +176,3 @@ def inspect_stream(
             kind = "other" if deltas is None else _kind(deltas)
             out.add(t_ns, kind, raw, deltas or [])
     return out.events
-
-
-def encode_raw(raw: dict[int, list[tuple[int, bytes]]]) -> dict[int, list[tuple[int, str]]]:
-    """``Runner.raw`` for a JSON line (the engine process's pipe): bytes as base64."""
-    return {
-        i: [(t, base64.b64encode(b).decode("ascii")) for t, b in reads] for i, reads in raw.items()
-    }
-
-
-def decode_raw(raw: dict[int, list[tuple[int, str]]]) -> dict[int, list[tuple[int, bytes]]]:
-    """The inverse of :func:`encode_raw`. Raises ``ValueError`` for bad base64."""
-    return {
-        i: [(t, base64.b64decode(s, validate=True)) for t, s in reads] for i, reads in raw.items()
-    }

@@ -17,16 +17,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
+from splitdesk.core.analyse.metrics import tokens_per_event
 from splitdesk.core.run.run_state import RequestTrace
-
-
-def tokens_per_event(trace: RequestTrace) -> float:
-    """Tokens one text event of ``trace`` stands for: reported usage spread over its
-    events, else 1."""
-    events = len(trace.event_times)
-    if trace.usage_output_tokens is not None and events:
-        return trace.usage_output_tokens / events
-    return 1.0
 
 
 def token_curve(traces: Sequence[RequestTrace]) -> list[tuple[float, float]]:

@@ -63,6 +63,7 @@ from splitdesk.core.measure.runner import (
     redact,
 )
 from splitdesk.core.measure.server_limits import ServerLimit, probe_limit
+from splitdesk.core.measure.server_metrics import MetricsPoller, metrics_url
 from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
@@ -356,7 +357,30 @@ async def _measure(
     note = None
     if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
         predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
-    return BenchRun(mode, repeat, state, predicted, note, late.endpoint_slip_s, late.client_lag_s)
+    return BenchRun(
+        mode,
+        repeat,
+        state,
+        predicted,
+        note,
+        late.endpoint_slip_s,
+        predictions=preds,
+        client_lag_s=late.client_lag_s,
+    )
+
+
+def _server_poller(opts: BenchOptions, sim_root: str | None, base_url: str) -> MetricsPoller | None:
+    """With ``--record``: a :class:`MetricsPoller` of the endpoint's ``/metrics``, started
+    (the built-in endpoint's at ``sim_root``, else the server root of ``base_url``); a
+    server without one gives up by itself after a few failed polls. ``None`` without
+    ``--record`` or for a URL that names no server."""
+    if not opts.record_path:
+        return None
+    try:
+        url = f"{sim_root}/metrics" if sim_root is not None else metrics_url(base_url)
+    except ValueError:
+        return None
+    return MetricsPoller(url, verify=opts.verify).start()
 
 
 def run_bench(
@@ -393,11 +417,17 @@ def run_bench(
             if found is not None:
                 limit.append(found)
 
+        # --record keeps the server's own view too: its /metrics, polled meanwhile on a
+        # thread of its own (never the loop that stamps the runs' bytes)
+        poller = _server_poller(opts, sim.url if sim else None, base_url)
         interrupted = False
         try:
             asyncio.run(main())
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            if poller is not None:
+                poller.stop()
         interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
         info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
@@ -423,7 +453,8 @@ def run_bench(
             return 1
         if opts.record_path:
             try:
-                recording = bench_recording(info, opts, runs)
+                samples = list(poller.samples) if poller is not None else []
+                recording = bench_recording(info, opts, runs, samples)
                 save_recording(recording, Path(opts.record_path), secrets=[key])
             except RecordingError as exc:
                 print(f"splitdesk bench: --record: {exc}", file=err)

@@ -20,6 +20,9 @@ class BenchOptions:
     """What ``splitdesk bench`` was asked to do (see ``splitdesk bench --help``)."""
 
     questions: list[str]
+    #: Each question's short label (the set's ``title``; ``""``: derived when shown), kept
+    #: in a ``--record`` recording so its replay names panes and lanes as the window does.
+    titles: list[str] = field(default_factory=list)
     endpoint: str = BUILTIN
     api: str = "openai-chat"
     model: str | None = None

@@ -20,6 +20,7 @@ def bench_options(scenario: Scenario, **sim_overrides: Any) -> BenchOptions:
     run = scenario.spec.run
     return BenchOptions(
         questions=scenario.questions,
+        titles=[q.title for q in scenario.question_set.questions],
         profile=ep.profile,
         sim_params={**ep.params, **sim_overrides},
         max_tokens=scenario.max_tokens,

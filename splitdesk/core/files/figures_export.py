@@ -37,7 +37,7 @@ import io
 from typing import Any
 
 from splitdesk.core.analyse.metrics import request_figures
-from splitdesk.core.files.recording import Recording, rebuild_state
+from splitdesk.core.files.recording import Recording, predictions_of, rebuild_state
 from splitdesk.core.files.report import BenchRun, bench_document, split_run
 
 CSV_COLUMNS = (
@@ -123,7 +123,8 @@ def bench_runs(recording: Recording) -> list[BenchRun]:
         if run.mode in _BENCH_MODES:
             runs.append(BenchRun(run.mode, run.repeat, state))
             continue
-        runs.extend(split_run(state, run.repeat))  # one entry per side it sent
+        # one entry per side it sent, with the prediction the window shows beside it
+        runs.extend(split_run(state, run.repeat, predictions_of(run)))
     return runs
 
 

@@ -69,6 +69,7 @@ from pydantic import (
 
 from splitdesk import __version__
 from splitdesk.core.analyse.metrics import request_metrics, summarize
+from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
 from splitdesk.core.run.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
@@ -305,6 +306,34 @@ def endpoint_record(
     )
 
 
+def new_recording(
+    source: Literal["window", "bench", "demo"],
+    endpoint: EndpointRecord,
+    questions: Sequence[str],
+    titles: Sequence[str],
+    template: CombinedTemplate,
+    settings: RunSettingsRecord,
+    runs: list[RunRecord],
+    title: str | None = None,
+) -> Recording:
+    """The one way a :class:`Recording` is put together (the window's runs, ``splitdesk
+    bench --record``, the demos): ``questions`` with their ``titles`` (the set's short
+    labels; ``""`` or missing: derived from the text when shown), ``settings`` of the
+    runs, and a ``title`` that by default names the mode and the number of questions
+    ("one after another · 5 questions")."""
+    named = list(titles) + [""] * max(0, len(questions) - len(titles))
+    return Recording(
+        created_at=datetime.now(UTC),
+        source=source,
+        title=title or f"{settings.mode.replace('-', ' ')} · {len(questions)} questions",
+        endpoint=endpoint,
+        questions=[QuestionRecord(text=q, title=t) for q, t in zip(questions, named, strict=False)],
+        template=template,
+        settings=settings,
+        runs=runs,
+    )
+
+
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
@@ -424,6 +453,17 @@ def schedule(run: RunRecord) -> list[float]:
         latest = max(latest, ev.t)
         out.append(latest)
     return out
+
+
+def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
+    """The cost model's predictions recorded with ``run`` (index order), as the timeline,
+    the summary and the figure exports take them; ``None`` when none were recorded."""
+    if run.predictions is None:
+        return None
+    return [
+        PredictedRequest(p.t_send_s, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
+        for p in run.predictions
+    ]
 
 
 def plan_of(run: RunRecord) -> RunPlan:

@@ -12,6 +12,7 @@ and the summary's ``*_wall_s`` are makespans (:mod:`splitdesk.core.analyse.metri
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,12 @@ from splitdesk import __version__
 from splitdesk.core.analyse.diagnosis import bench_summary
 from splitdesk.core.analyse.disturbance import disturbed_reason
 from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics, request_metrics, spread
+from splitdesk.core.analyse.predict import (
+    RATE_LIMIT_NOTE,
+    PredictedRequest,
+    predicted_makespan,
+    prediction_ignores_rate_limit,
+)
 from splitdesk.core.run.run_state import RequestTrace, RunState
 
 
@@ -38,6 +45,12 @@ class BenchRun:
     #: (``predict.schedule_slip_s``; CPU starvation): the part of ``wall_s`` the prediction
     #: cannot contain. ``None`` on other endpoints.
     endpoint_slip_s: float | None = None
+    #: The window run this side was split from (:func:`split_run`), diagnosed whole as the
+    #: window diagnoses it; ``None`` for a bench run.
+    whole: RunState | None = None
+    #: The cost model's predicted requests of this run (index order), kept for a
+    #: ``--record`` recording's ghost bars; ``None`` when none were asked.
+    predictions: list[PredictedRequest] | None = None
     #: Seconds the measuring client's event loop woke late during this run
     #: (:mod:`splitdesk.core.measure.loop_lag`): a busy machine. ``None`` when not measured.
     client_lag_s: float | None = None
@@ -65,18 +78,31 @@ class BenchRun:
 SIDES = ("combined", "parallel", "sequential")
 
 
-def split_run(state: RunState, repeat: int) -> list[BenchRun]:
+def split_run(
+    state: RunState, repeat: int, predictions: Sequence[PredictedRequest] | None = None
+) -> list[BenchRun]:
     """A window run (side by side, one after another) as the bench document takes it: one
     :class:`BenchRun` per side it sent (``combined``, ``parallel``, ``sequential``), each
-    holding only that side's requests (same info and end), so a makespan is one side's."""
+    holding only that side's requests (same info and end), so a makespan is one side's.
+    ``predictions``: the run's predicted requests (index order), each side's predicted
+    makespan taken from them as the window's summary takes it (none, with the note, when
+    :func:`~splitdesk.core.analyse.predict.prediction_ignores_rate_limit`)."""
     runs: list[BenchRun] = []
+    ignored = predictions is not None and prediction_ignores_rate_limit(predictions, state.requests)
     for group in SIDES:
         traces = [t for t in state.requests if t.group == group]
         if not traces:
             continue
         part = copy.copy(state)
         part.requests = traces
-        runs.append(BenchRun(group, repeat, part))
+        predicted = None
+        if predictions is not None and not ignored:
+            mine = [
+                p for t, p in zip(state.requests, predictions, strict=False) if t.group == group
+            ]
+            predicted = predicted_makespan(mine) if mine else None
+        note = RATE_LIMIT_NOTE if ignored else None
+        runs.append(BenchRun(group, repeat, part, predicted, note, whole=state))
     return runs
 
 
@@ -205,8 +231,11 @@ def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
     out.update(_medians(counted))
     # diagnosis, prompt_shape_factor, concurrency_factor (splitdesk.core.analyse.diagnosis)
     repeats = sorted({r.repeat for r in counted})
+    whole = [next((r.whole for r in counted if r.repeat == k), None) for k in repeats]
     out.update(
-        bench_summary([[r.state.requests for r in counted if r.repeat == k] for k in repeats])
+        bench_summary(
+            [[r.state.requests for r in counted if r.repeat == k] for k in repeats], whole
+        )
     )
     return out
 

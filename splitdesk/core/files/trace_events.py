@@ -34,7 +34,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from splitdesk.core.analyse.metrics import RequestFigures, request_figures
+from splitdesk.core.analyse.metrics import RequestFigures, request_figures, tokens_per_event
 from splitdesk.core.files.recording import Recording, rebuild_state
 from splitdesk.core.measure.server_metrics import LoadSeries, series_of
 from splitdesk.core.run.run_state import RequestTrace, RunState
@@ -77,8 +77,7 @@ def token_rate(
     for trace in traces:
         if trace.t_send is None or not trace.event_times:
             continue
-        figures = request_figures(trace)
-        per_event = figures.output_tokens / len(trace.event_times)
+        per_event = tokens_per_event(trace)
         group = bins.setdefault(trace.group, {})
         for t in trace.event_times:
             k = int(t // bin_s)

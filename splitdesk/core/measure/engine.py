@@ -30,7 +30,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from splitdesk.childproc import module_command
-from splitdesk.core.analyse.stream_inspector import decode_raw
 from splitdesk.core.measure.engine_protocol import (
     CancelCommand,
     EndLine,
@@ -41,6 +40,7 @@ from splitdesk.core.measure.engine_protocol import (
     decode_line,
     encode,
 )
+from splitdesk.core.measure.raw_reads import decode_raw
 from splitdesk.core.measure.runner import RunConfig, Runner
 from splitdesk.core.run.events import RunEvent
 from splitdesk.core.run.plans import RunPlan

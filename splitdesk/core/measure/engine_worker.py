@@ -26,7 +26,6 @@ import contextlib
 import gc
 import sys
 
-from splitdesk.core.analyse.stream_inspector import encode_raw
 from splitdesk.core.measure.arrivals import keep_kernel_stamps
 from splitdesk.core.measure.engine_protocol import (
     CancelCommand,
@@ -41,6 +40,7 @@ from splitdesk.core.measure.engine_protocol import (
     encode,
     encode_event,
 )
+from splitdesk.core.measure.raw_reads import encode_raw
 from splitdesk.core.measure.runner import Runner
 from splitdesk.core.run.events import RunEvent
 from splitdesk.heap import limit_malloc_arenas

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 _LANES = (
     "#E69F00",  # orange
@@ -119,6 +119,61 @@ LIGHT = Theme(
 
 THEMES = {t.name: t for t in (DARK, LIGHT)}
 
+#: High contrast for a washed-out projector: pure black and white, saturated accents.
+PRESENT_DARK = Theme(
+    name="present-dark",
+    window="#000000",
+    panel="#0b0b0b",
+    raised="#1c1c1c",
+    border="#6a6a6a",
+    text="#ffffff",
+    muted="#d6d6d6",
+    accent="#4fc3ff",
+    combined="#ffffff",
+    waiting="#a8a8a8",
+    error="#ff5c5c",
+    good="#2ee88f",
+    grid="#3a3a3a",
+)
+#: The light variant: black on white (a bright room).
+PRESENT_LIGHT = Theme(
+    name="present-light",
+    window="#ffffff",
+    panel="#ffffff",
+    raised="#ececec",
+    border="#4a4a4a",
+    text="#000000",
+    muted="#262626",
+    accent="#0050a0",
+    combined="#000000",
+    waiting="#5a5a5a",
+    error="#b00000",
+    good="#00663a",
+    grid="#c8c8c8",
+)
+
+#: The presentation look's type scale at 1920 × 1080 (pane text ≥ 24 px, timeline labels
+#: ≥ 18 px); other sizes scale with the smaller of width/1920 and height/1080, never below
+#: :data:`MIN_SCALE`.
+FULL_HD_SCALE = 1.6
+MIN_SCALE = 1.1
+TYPE_STEP = 1.1  #: one press of + or −
+MAX_STEPS = 4
+
+
+def present_scale(width: int, height: int, steps: int = 0) -> float:
+    """The presentation look's type scale for a ``width`` × ``height`` pixel screen (or
+    clip), after ``steps`` presses of + (positive) or − (negative)."""
+    base = max(MIN_SCALE, FULL_HD_SCALE * min(width / 1920, height / 1080))
+    return float(base * TYPE_STEP**steps)
+
+
+def present_theme(own: Theme) -> Theme:
+    """The presentation palette for a window whose own theme is ``own``: black on white
+    for a light theme, white on black otherwise."""
+    return PRESENT_LIGHT if own.name in ("light", PRESENT_LIGHT.name) else PRESENT_DARK
+
+
 #: Base point size before the user's zoom; large enough for the back of a room.
 BASE_POINT_SIZE = 11.0
 
@@ -139,6 +194,26 @@ def mono_font(scale: float = 1.0) -> QFont:
 def apply_theme(app: QApplication, theme: Theme, scale: float = 1.0) -> None:
     """Set palette, base font and style sheet of ``app``."""
     app.setStyle("Fusion")
+    app.setPalette(palette(theme))
+    font = QFont(app.font())
+    font.setPointSizeF(BASE_POINT_SIZE * scale)
+    app.setFont(font)
+    app.setStyleSheet(style_sheet(theme, scale))
+
+
+def dress(widget: QWidget, theme: Theme, scale: float = 1.0) -> None:
+    """Give ``widget`` (a stage painted offscreen for an export) the palette and style
+    sheet of ``theme`` at ``scale``, whatever the application's own look is."""
+    widget.setPalette(palette(theme))
+    widget.setAutoFillBackground(True)
+    widget.setStyleSheet(
+        style_sheet(theme, scale) + f"QWidget#{widget.objectName() or 'dressed'} "
+        f"{{ background: {theme.window}; }}\n"
+    )
+
+
+def palette(theme: Theme) -> QPalette:
+    """The Qt palette of ``theme``."""
     pal = QPalette()
     pal.setColor(QPalette.ColorRole.Window, QColor(theme.window))
     pal.setColor(QPalette.ColorRole.WindowText, QColor(theme.text))
@@ -159,11 +234,7 @@ def apply_theme(app: QApplication, theme: Theme, scale: float = 1.0) -> None:
         QPalette.ColorRole.WindowText,
     ):
         pal.setColor(QPalette.ColorGroup.Disabled, role, QColor(theme.muted))
-    app.setPalette(pal)
-    font = QFont(app.font())
-    font.setPointSizeF(BASE_POINT_SIZE * scale)
-    app.setFont(font)
-    app.setStyleSheet(style_sheet(theme, scale))
+    return pal
 
 
 def style_sheet(t: Theme, scale: float = 1.0) -> str:

@@ -1,4 +1,5 @@
-"""The window's Engineer menu: the client's own pattern (:mod:`splitdesk.core.measure.client_pattern`).
+"""The window's Engineer menu: the client's own pattern
+(:mod:`splitdesk.core.measure.client_pattern`), repeats, sweeps, the stream inspector, prices.
 
 Two checkable actions choose how the next run sends: cold connections (opened inside the
 timed phase) and release as scheduled (no barrier). The pattern a run used is kept
@@ -9,7 +10,7 @@ run's recording.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
@@ -19,7 +20,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
-    QMainWindow,
     QMenu,
     QWidget,
 )
@@ -36,13 +36,17 @@ from splitdesk.ui.engineer.repeat_options import RepeatOptionsDialog
 from splitdesk.ui.engineer.repeat_session import RepeatSession
 from splitdesk.ui.engineer.sweep_session import SweepMenu
 
+if TYPE_CHECKING:
+    from splitdesk.ui.port import Port
+
 
 class EngineerMenu:
-    """Adds the menu to ``window``'s menu bar."""
+    """The Engineer menu of the window behind ``port``."""
 
-    def __init__(self, window: QMainWindow) -> None:
-        self.window = window
-        self.menu = window.menuBar().addMenu("&Engineer")
+    def __init__(self, port: Port) -> None:
+        self.port = port
+        window = port.widget
+        self.menu = port.menu("&Engineer")
         client = self.menu.addMenu("Client pattern")
         client.setToolTipsVisible(True)
         self.cold = QAction("Cold connections (opened inside the timed phase)", window)
@@ -75,11 +79,10 @@ class EngineerMenu:
         self.repeat_options = RepeatOptions()  #: the repeat dialog's last choices
         prices = self.menu.addAction("Prices for this endpoint…")
         prices.triggered.connect(self.edit_prices)
-        #: The key of the run started last (masked in raw lines; never shown).
-        self.run_key: str | None = None
         self.dialogs: list[InspectorDialog] = []
         #: Sweep N = 1…Nmax… and Open a saved sweep… (splitdesk/ui/sweep_session.py)
-        self.sweeps = SweepMenu(window, self.menu)
+        self.sweeps = SweepMenu(port, self.menu)
+        port.stage.paneAdded.connect(lambda req, pane: self.attach_inspector(pane, req))
 
     def pattern(self) -> ClientPattern:
         """The pattern the menu selects now."""
@@ -112,16 +115,18 @@ class EngineerMenu:
     def open_inspector(self, req: int) -> InspectorDialog | None:
         """Open the inspector of request ``req`` of the last run; ``None`` (and a status
         line saying why) when its raw events were not kept."""
-        w: Any = self.window
-        reads = getattr(w.controller, "last_raw", {}).get(req)
+        w = self.port
+        reads = getattr(w.runs, "last_raw", {}).get(req)
         if not reads:
-            w.statusBar().showMessage(
+            w.say(
                 "No raw events for this request: the run is still going, or "
                 "Engineer ▸ Keep raw events was off when it ran"
             )
             return None
-        events = inspect_stream(reads, w.endpoint.settings().api, api_key=self.run_key)
-        dialog = InspectorDialog(f"request {req + 1}", events, w)
+        request = w.runs.request  # its key is masked in the raw lines
+        key = request.api_key if request is not None else None
+        events = inspect_stream(reads, w.endpoint_settings().api, api_key=key)
+        dialog = InspectorDialog(f"request {req + 1}", events, w.widget)
         self.dialogs.append(dialog)
         dialog.finished.connect(lambda _r: self.dialogs.remove(dialog))
         dialog.show()
@@ -136,24 +141,24 @@ class EngineerMenu:
     def load_prices_for_run(self) -> None:
         """Read the current endpoint's prices off the GUI thread into the summary (each
         side's cost beside its time); a broken prices file is one status line."""
-        w: Any = self.window
-        key = self.prices_key(w.endpoint.settings())
+        w = self.port
+        key = self.prices_key(w.endpoint_settings())
 
         async def go() -> None:
             try:
-                w.summary.prices = await asyncio.to_thread(load_prices, key)
+                w.stage.prices = await asyncio.to_thread(load_prices, key)
             except PricesFileError as exc:
-                w.summary.prices = None
-                w.statusBar().showMessage(str(exc))
+                w.stage.prices = None
+                w.say(str(exc))
 
         spawn(go())
 
     def edit_prices(self) -> QDialog:
         """The price entry dialog for the current endpoint (per million tokens; no
         defaults). Saving writes ``prices.json`` off the GUI thread."""
-        w: Any = self.window
-        key = self.prices_key(w.endpoint.settings())
-        dialog = QDialog(w)
+        w = self.port
+        key = self.prices_key(w.endpoint_settings())
+        dialog = QDialog(w.widget)
         dialog.setWindowTitle("Prices for this endpoint")
         form = QFormLayout(dialog)
         form.addRow(QLabel(f"{key}\nPrices per million tokens, in your currency. None is assumed."))
@@ -170,19 +175,19 @@ class EngineerMenu:
             | QDialogButtonBox.StandardButton.Cancel
         )
         form.addRow(buttons)
-        current = w.summary.prices
+        current = w.stage.prices
         if current is not None:
             boxes[0].setValue(current.input_per_m)
             boxes[1].setValue(current.output_per_m)
 
         def store(prices: Prices | None) -> None:
-            w.summary.prices = prices
+            w.stage.prices = prices
 
             async def go() -> None:
                 try:
                     await asyncio.to_thread(save_prices, key, prices)
                 except PricesFileError as exc:
-                    w.statusBar().showMessage(str(exc))
+                    w.say(str(exc))
 
             spawn(go())
             dialog.accept()
@@ -198,8 +203,7 @@ class EngineerMenu:
 
     def _ask_repeat(self) -> RepeatOptionsDialog:
         """The repeat options dialog; Run starts the session (:meth:`repeat`)."""
-        w: Any = self.window
-        dialog = RepeatOptionsDialog(self.window, self.repeat_options, w.mode.currentData())
+        dialog = RepeatOptionsDialog(self.port.widget, self.repeat_options, self.port.mode_chosen())
         dialog.accepted.connect(lambda: self.repeat(dialog.options()))
         dialog.show()
         self.repeat_dialog = dialog
@@ -210,6 +214,6 @@ class EngineerMenu:
         the default options) (:class:`RepeatSession`)."""
         options = RepeatOptions(repeat=options) if isinstance(options, int) else options
         self.repeat_options = options
-        self.session = RepeatSession(self.window, options)
+        self.session = RepeatSession(self.port, options)
         spawn(self.session.run())
         return self.session

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog
@@ -36,6 +36,9 @@ from splitdesk.core.bench.repeats import (
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.engineer.repeat_results import RepeatResults, spread_text
 
+if TYPE_CHECKING:
+    from splitdesk.ui.port import Port
+
 __all__ = ["RepeatSession", "spread_text"]
 
 
@@ -46,8 +49,8 @@ class RepeatSession:
     :attr:`states` and :attr:`nonces`: the counted runs and their nonces, in order;
     :attr:`warmups`: the warm-up runs' states (not counted)."""
 
-    def __init__(self, window: Any, options: RepeatOptions | int) -> None:
-        self.window = window
+    def __init__(self, port: Port, options: RepeatOptions | int) -> None:
+        self.port = port
         #: an int: that many runs with the default options
         self.options = RepeatOptions(repeat=options) if isinstance(options, int) else options
         options = self.options
@@ -68,7 +71,7 @@ class RepeatSession:
         self._stop_connected = False
         self._wake = asyncio.Event()
         total = len(self.schedule)
-        self.progress = QProgressDialog(self._label(0), "Cancel", 0, total, window)
+        self.progress = QProgressDialog(self._label(0), "Cancel", 0, total, port.widget)
         self.progress.setWindowTitle("Repeating the comparison")
         self.progress.setWindowModality(Qt.WindowModality.NonModal)
         self.progress.setMinimumDuration(0)
@@ -93,7 +96,7 @@ class RepeatSession:
         controller not busy yet) is stopped as soon as it starts."""
         self.cancelled = True
         self._wake.set()
-        controller = self.window.controller
+        controller = self.port.runs
         controller.stop()
         if self._starting and not controller.busy:
             controller.busyChanged.connect(self._stop_when_busy)
@@ -101,7 +104,7 @@ class RepeatSession:
 
     def _stop_when_busy(self, busy: bool) -> None:
         if busy:
-            self.window.controller.stop()
+            self.port.runs.stop()
 
     async def _pause(self, seconds: float) -> None:
         """Wait ``seconds`` or until Cancel."""
@@ -114,42 +117,41 @@ class RepeatSession:
 
     async def _one(self, run: RepeatRun) -> RunState:
         """Start the window's run arranged by ``run`` and wait for its end."""
-        w = self.window
+        w = self.port
         ended: asyncio.Future[RunState] = asyncio.get_running_loop().create_future()
 
         def finished(state: RunState) -> None:
             if not ended.done():
                 ended.set_result(state)
 
-        w.runFinished.connect(finished)
+        disconnect = w.on_run_shown(finished)
         try:
             self._starting = True
-            w.controller.next_repeat = run  # the controller arranges the plan it sends
+            w.runs.next_repeat = run  # the controller arranges the plan it sends
             w.start_run()
             return await ended
         finally:
             self._starting = False
-            w.controller.next_repeat = None
-            w.runFinished.disconnect(finished)
+            w.runs.next_repeat = None
+            disconnect()
             if self._stop_connected:
-                w.controller.busyChanged.disconnect(self._stop_when_busy)
+                w.runs.busyChanged.disconnect(self._stop_when_busy)
                 self._stop_connected = False
 
     def _sim_url(self) -> str | None:
         """The built-in endpoint's root while the window runs on it (its schedule slip is
         read around each run), else ``None``."""
-        w = self.window
-        sim = getattr(w.controller, "sim", None)
-        if sim is None or not w.endpoint.settings().is_builtin:
+        sim = self.port.runs.sim
+        if sim is None or not self.port.endpoint_settings().is_builtin:
             return None
         return str(sim.url)
 
     def _cannot_start(self) -> str | None:
         """Why the window would not start a run now (``None``: it would)."""
-        w = self.window
-        if w.controller.busy:
+        w = self.port
+        if w.runs.busy:
             return "a run is already in progress"
-        problem: str | None = w.questions.problem()
+        problem: str | None = w.question_problem()
         return problem
 
     async def run(self) -> RepeatFigures:
@@ -164,7 +166,7 @@ class RepeatSession:
                 break
             problem = self._cannot_start()
             if problem is not None:  # start_run would not start (nor end) a run
-                self.window.statusBar().showMessage(f"Repeat stopped: {problem}")
+                self.port.say(f"Repeat stopped: {problem}")
                 break
             self.progress.setLabelText(self._label(i, eta))
             sim = self._sim_url()
@@ -189,18 +191,18 @@ class RepeatSession:
         self.figures = repeat_figures(self.rows)
         # side by side: both sides in one phase, no order to alternate
         together = any("+" in side for r in self.rows for side in r.order) or (
-            not self.rows and self.window.mode.currentData() == "side-by-side"
+            not self.rows and self.port.mode_chosen() == "side-by-side"
         )
         self.results = RepeatResults(
-            self.window,
-            self.window.theme,
+            self.port.widget,
+            self.port.theme,
             self.options,
             self.states,
             self.nonces,
             self.rows,
             self.figures,
             together,
-            getattr(self.window, "scale", 1.0),
+            self.port.scale,
             self.slips,
         )
         self.results.show()

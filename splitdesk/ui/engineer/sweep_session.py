@@ -20,7 +20,7 @@ import logging
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -54,6 +54,9 @@ from splitdesk.ui.common.tasks import spawn
 from splitdesk.ui.engineer.sweep_view import SweepView
 from splitdesk.ui.run.controller import ControllerError, RunRequest
 
+if TYPE_CHECKING:
+    from splitdesk.ui.port import Port
+
 log = logging.getLogger(__name__)
 
 #: Largest N the window sweeps (as ``splitdesk sweep --max-n``).
@@ -69,8 +72,8 @@ class SweepSession:
     :class:`SweepView`).
     """
 
-    def __init__(self, window: Any, max_n: int, repeat: int = 1) -> None:
-        self.window = window
+    def __init__(self, port: Port, max_n: int, repeat: int = 1) -> None:
+        self.port = port
         self.max_n = max_n
         self.repeat = repeat
         self.steps = sweep_steps(max_n, repeat)
@@ -86,7 +89,7 @@ class SweepSession:
         self.generated = 0
         self.client = ClientPattern()
         self.progress = QProgressDialog(
-            self._label(self.steps[0], None), "Cancel", 0, len(self.steps), window
+            self._label(self.steps[0], None), "Cancel", 0, len(self.steps), port.widget
         )
         self.progress.setWindowTitle("Sweeping N")
         self.progress.setWindowModality(Qt.WindowModality.NonModal)
@@ -101,11 +104,11 @@ class SweepSession:
     def cancel(self) -> None:
         """Stop the current run and run no more."""
         self.cancelled = True
-        self.window.controller.stop()
+        self.port.runs.stop()
 
     async def run(self) -> dict[str, Any] | None:
         """Run the sweep, keep it and show it (also after Cancel: the N that finished)."""
-        w = self.window
+        w = self.port
         try:
             await self._run_steps()
         finally:
@@ -115,7 +118,7 @@ class SweepSession:
         if rows:
             first = self.runs[0].state.info
             where = dict(first.endpoint) if first is not None else {}
-            settings = w.endpoint.settings()
+            settings = w.endpoint_settings()
             info = endpoint_info(
                 where.get("url", ""),
                 where.get("api", settings.api),
@@ -125,7 +128,7 @@ class SweepSession:
             limit = None
             codes = {(r.to_json().get("diagnosis") or {}).get("code") for r in rows}
             if codes & set(LIMIT_CODES):  # only a server that showed a limit is asked
-                sim = w.controller.sim if settings.is_builtin else None
+                sim = w.runs.sim if settings.is_builtin else None
                 base = sim.openai_base_url if sim is not None else settings.base_url
                 limit = await probe_limit(base, settings.verify)
             self.doc = sweep_document(
@@ -141,32 +144,32 @@ class SweepSession:
             try:
                 self.path = await asyncio.to_thread(save_sweep, self.doc)
             except SweepFileError as exc:
-                w.statusBar().showMessage(f"The sweep was not kept: {exc}")
-            self.view = SweepView(self.doc, self.path, w.theme, w.scale, w)
+                w.say(f"The sweep was not kept: {exc}")
+            self.view = SweepView(self.doc, self.path, w.theme, w.scale, w.widget)
             self.view.show()
             if self.error is not None:
-                w.statusBar().showMessage(f"The sweep stopped after N = {rows[-1].n}: {self.error}")
+                w.say(f"The sweep stopped after N = {rows[-1].n}: {self.error}")
             elif self.cancelled:
-                w.statusBar().showMessage(f"Sweep cancelled after N = {rows[-1].n}.")
+                w.say(f"Sweep cancelled after N = {rows[-1].n}.")
         elif self.error is not None:
-            w.statusBar().showMessage(f"The sweep stopped: {self.error}")
+            w.say(f"The sweep stopped: {self.error}")
         else:
-            w.statusBar().showMessage("Sweep cancelled before N = 1 finished: nothing to show.")
+            w.say("Sweep cancelled before N = 1 finished: nothing to show.")
         self.finished = True
         return self.doc
 
     async def _run_steps(self) -> None:
-        w = self.window
-        self.questions, self.generated = sweep_questions(w.questions.questions(), self.max_n)
-        self.client = w.engineer.take()
-        settings = w.endpoint.settings()
-        api_key = await w.endpoint.api_key()
-        key_problem = await w.endpoint.key_problem()
+        w = self.port
+        self.questions, self.generated = sweep_questions(w.question_texts(), self.max_n)
+        self.client = w.client_pattern()
+        settings = w.endpoint_settings()
+        api_key = await w.api_key()
+        key_problem = await w.key_problem()
         # The engine and the built-in endpoint start together, before the first run (whose
         # schedule slip is then read too); a failure is the first run's to say.
-        starting: list[Any] = [w.controller.start_engine()]
+        starting: list[Any] = [w.runs.start_engine()]
         if settings.is_builtin:
-            starting.append(w.controller.ensure_builtin(settings.profile, settings.speed))
+            starting.append(w.runs.ensure_builtin(settings.profile, settings.speed))
         await asyncio.gather(*starting, return_exceptions=True)
         done: list[tuple[SweepStep, float]] = []
         for i, step in enumerate(self.steps):
@@ -176,7 +179,7 @@ class SweepSession:
                 endpoint=settings,
                 api_key=api_key,
                 questions=step.questions(self.questions),
-                template=w.questions.template(),
+                template=w.template(),
                 mode=step.mode,
                 key_problem=key_problem,
                 client=self.client,
@@ -204,7 +207,7 @@ class SweepSession:
     async def _one_run(self, request: RunRequest, step: SweepStep) -> SweepRun | None:
         """One run through the window's controller; ``None`` when it did not finish (it
         could not start, or was stopped: the sweep ends)."""
-        w, controller = self.window, self.window.controller
+        w, controller = self.port, self.port.runs
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[RunState] = loop.create_future()
         predicted: list[float | None] = [None]
@@ -218,17 +221,17 @@ class SweepSession:
 
         sim = controller.sim if request.endpoint.is_builtin else None
         slip0 = await schedule_slip_s(sim.url) if sim is not None else None
-        w.runFinished.connect(finished)
+        disconnect = w.on_run_shown(finished)
         controller.predictionsReady.connect(predictions)
         try:
-            w.summary.clear(f"sweep: N = {step.n} · {step.mode}…")
+            w.stage.say(f"sweep: N = {step.n} · {step.mode}…")
             await controller.start(request)
             state = await ended
         except ControllerError as exc:
             self.error = str(exc)
             return None
         finally:
-            w.runFinished.disconnect(finished)
+            disconnect()
             controller.predictionsReady.disconnect(predictions)
         sim = controller.sim if request.endpoint.is_builtin else None
         slip1 = await schedule_slip_s(sim.url) if sim is not None else None
@@ -244,8 +247,8 @@ class SweepSession:
 class SweepMenu:
     """The Engineer menu's sweep actions: "Sweep N = 1…Nmax…" and "Open a saved sweep…"."""
 
-    def __init__(self, window: Any, menu: QMenu) -> None:
-        self.window = window
+    def __init__(self, port: Port, menu: QMenu) -> None:
+        self.port = port
         self.session: SweepSession | None = None
         self.views: list[SweepView] = []
         menu.addAction("Sweep N = 1…Nmax…").triggered.connect(self.ask)
@@ -253,7 +256,7 @@ class SweepMenu:
 
     def ask(self) -> QDialog:
         """The dialog asking Nmax and the repeats K; OK starts the sweep."""
-        dialog = QDialog(self.window)
+        dialog = QDialog(self.port.widget)
         dialog.setWindowTitle("Sweep N = 1…Nmax")
         form = QFormLayout(dialog)
         form.addRow(
@@ -284,9 +287,9 @@ class SweepMenu:
     def sweep(self, max_n: int, repeat: int = 1) -> SweepSession | None:
         """Start a sweep of N = 1…``max_n`` with ``repeat`` repeats (``None`` while the
         window is running something: the status bar says so)."""
-        w = self.window
-        if w.controller.busy or (self.session is not None and not self.session.finished):
-            w.statusBar().showMessage("A run is in progress: stop it before sweeping.")
+        w = self.port
+        if w.runs.busy or (self.session is not None and not self.session.finished):
+            w.say("A run is in progress: stop it before sweeping.")
             return None
         self.session = SweepSession(w, max_n, repeat)
         spawn(self.session.run())
@@ -295,7 +298,7 @@ class SweepMenu:
     def _ask_open(self) -> None:
         folder = sweeps_dir()
         path, _ = QFileDialog.getOpenFileName(
-            self.window, "Open a saved sweep", str(folder), "Sweeps (*.json)"
+            self.port.widget, "Open a saved sweep", str(folder), "Sweeps (*.json)"
         )
         if path:
             spawn(self.open(Path(path)))
@@ -306,9 +309,9 @@ class SweepMenu:
         try:
             doc = await asyncio.to_thread(read_sweep, path)
         except SweepFileError as exc:
-            self.window.statusBar().showMessage(str(exc))
+            self.port.say(str(exc))
             return None
-        view = SweepView(doc, path, self.window.theme, self.window.scale, self.window)
+        view = SweepView(doc, path, self.port.theme, self.port.scale, self.port.widget)
         self.views.append(view)
         view.finished.connect(lambda _r: self.views.remove(view))
         view.show()

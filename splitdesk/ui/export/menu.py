@@ -1,13 +1,15 @@
-"""File → Export in the window: the timeline as PNG (2×) or SVG, the window as PNG (2×),
-the figures as CSV or bench JSON, the Perfetto trace, and the run as GIF or MP4.
+"""File → Export in the window: the timeline as PNG (2×) or SVG, the stage as PNG (2×:
+what the audience sees, no sidebar, menus or bars), the figures as CSV or bench JSON, the
+Perfetto trace, and the run as GIF or MP4.
 
-Pictures are drawn from what the window shows now (on the GUI thread, as Qt requires)
-and written to disk in a worker thread. Figures, the trace and animations come from the
-replay shown or else the session's last run (:meth:`RecordingsUi.current_recording`);
-figures and the trace are built and written in a worker thread. An animation renders
-frame by frame in a window of its own that is never shown (:func:`render_animation`),
-yielding to the event loop between frames, under a progress dialog whose Cancel stops it
-and leaves no file. Problems go to the status bar and a non-modal message.
+Pictures are drawn from what the stage shows now (on the GUI thread, as Qt requires) and
+written to disk in a worker thread. Figures, the trace and animations come from the
+recording on show (:meth:`~splitdesk.ui.port.Port.current_recording`); figures and the
+trace are built and written in a worker thread. An animation renders frame by frame on a
+bare stage of its own, never shown and never inside a window, in the presentation look
+(:func:`~splitdesk.ui.render.exports.render_animation`), yielding to the event loop between
+frames, under a progress dialog whose Cancel stops it and leaves no file. Problems go to
+the status bar and a non-modal message.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from splitdesk.ui.render.exports import (
 )
 
 if TYPE_CHECKING:
-    from splitdesk.ui.shell.main_window import MainWindow
+    from splitdesk.ui.port import Port
 
 #: Animation size and frame rate offered by the window (a 720p slide at 30 fps).
 ANIMATION_SIZE = (1280, 720)
@@ -53,16 +55,16 @@ def _write_text(path: Path, text: str) -> None:
 
 
 class ExportMenu(QObject):
-    """The File → Export submenu of a :class:`MainWindow` (module docstring). ``busy``
-    while an animation renders (a second one waits for it to finish)."""
+    """The File → Export submenu of the window behind ``port`` (module docstring).
+    ``busy`` while an animation renders (a second one waits for it to finish)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, port: Port) -> None:
+        super().__init__(port.widget)
+        self.port = port
+        window = port.widget
         self.busy = False
         self.progress: QProgressDialog | None = None
-        bar = window.menuBar()
-        file_menu = getattr(window, "file_menu", None) or bar.addMenu("&File")
+        file_menu = port.menu("&File")
         self.menu = QMenu("&Export", window)
         file_menu.addSeparator()
         file_menu.addMenu(self.menu)
@@ -70,7 +72,7 @@ class ExportMenu(QObject):
         entries: list[tuple[str, str, Callable[[], None]]] = [
             ("png", "Timeline as PNG (2×)…", self.timeline_png_dialog),
             ("svg", "Timeline as SVG…", self.timeline_svg_dialog),
-            ("window_png", "Window as PNG (2×)…", self.window_png_dialog),
+            ("window_png", "Stage as PNG (2×): what the audience sees…", self.window_png_dialog),
             ("csv", "Figures as CSV…", lambda: self._data_dialog("csv")),
             ("json", "Figures as JSON (bench document)…", lambda: self._data_dialog("json")),
             ("trace", "Trace for Perfetto (JSON)…", lambda: self._data_dialog("trace")),
@@ -87,29 +89,33 @@ class ExportMenu(QObject):
 
     # -- helpers ------------------------------------------------------------------------------------
     def _ask_path(self, title: str, name: str, pattern: str) -> Path | None:
-        path, _ = QFileDialog.getSaveFileName(self.window, title, name, pattern)
+        path, _ = QFileDialog.getSaveFileName(self.port.widget, title, name, pattern)
         return Path(path) if path else None
 
     def _say(self, text: str) -> None:
-        self.window.statusBar().showMessage(text)
+        self.port.say(text)
 
     def _problem(self, title: str, message: str) -> None:
         self._say(f"{title}: {message}")
         box = QMessageBox(
-            QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self.window
+            QMessageBox.Icon.Warning,
+            title,
+            message,
+            QMessageBox.StandardButton.Ok,
+            self.port.widget,
         )
         box.setModal(False)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.show()
 
     def _recording(self) -> Recording | None:
-        recording = self.window.recordings.current_recording()
+        recording = self.port.current_recording()
         if recording is None:
             self._say("Nothing to export yet: run or open a recording first.")
         return recording
 
     def _has_run(self) -> bool:
-        if self.window.state is None:
+        if self.port.stage.state is None:
             self._say("Nothing to export yet: run or open a recording first.")
             return False
         return True
@@ -124,18 +130,19 @@ class ExportMenu(QObject):
 
     def export_timeline_png(self, path: Path, scale: float = PNG_SCALE) -> asyncio.Task[Any]:
         """Draw the timeline now, write it off the GUI thread. Returns the task."""
-        self.window.timeline.throttle.flush()
-        image = timeline_image(self.window.timeline, scale)
+        timeline = self.port.stage.timeline
+        timeline.throttle.flush()
+        image = timeline_image(timeline, scale)
         return self._save_image(image, path)
 
     def window_png_dialog(self) -> None:
-        """The whole window as PNG at 2×."""
-        if path := self._ask_path("Export the window as PNG", "window.png", "PNG (*.png)"):
+        """The stage (what the audience sees: no sidebar, menus or bars) as PNG at 2×."""
+        if path := self._ask_path("Export the stage as PNG", "stage.png", "PNG (*.png)"):
             self.export_window_png(path)
 
     def export_window_png(self, path: Path, scale: float = PNG_SCALE) -> asyncio.Task[Any]:
-        """Draw the window now, write it off the GUI thread. Returns the task."""
-        return self._save_image(widget_image(self.window, scale), path)
+        """Draw the stage now, write it off the GUI thread. Returns the task."""
+        return self._save_image(widget_image(self.port.stage, scale), path)
 
     def _save_image(self, image: Any, path: Path) -> asyncio.Task[Any]:
         async def go() -> None:
@@ -157,8 +164,9 @@ class ExportMenu(QObject):
 
     def export_timeline_svg(self, path: Path) -> asyncio.Task[Any]:
         """Draw the timeline as SVG now, write it off the GUI thread. Returns the task."""
-        self.window.timeline.throttle.flush()
-        data = timeline_svg_bytes(self.window.timeline)
+        timeline = self.port.stage.timeline
+        timeline.throttle.flush()
+        data = timeline_svg_bytes(timeline)
 
         async def go() -> None:
             try:
@@ -215,10 +223,8 @@ class ExportMenu(QObject):
             return
         pattern = "GIF (*.gif)" if kind == "gif" else "MP4 video (*.mp4)"
         if path := self._ask_path(f"Export the run as {kind.upper()}", f"run.{kind}", pattern):
-            run = 0
-            player = self.window.recordings.replay.player
-            if self.window.recordings.replay.recording is recording and player is not None:
-                run = recording.runs.index(player.run)
+            shown = self.port.recording_shown()
+            run = shown[1] if shown is not None and shown[0] is recording else 0
             self.export_animation(recording, kind, path, run)
 
     def export_animation(
@@ -232,8 +238,9 @@ class ExportMenu(QObject):
     ) -> asyncio.Task[Any]:
         """Render run ``run`` of ``recording`` to ``path`` as ``kind`` (gif/mp4) under a
         progress dialog with Cancel. Returns the task."""
-        w = self.window
-        dialog = QProgressDialog(f"Rendering the {kind.upper()}…", "Cancel", 0, 100, w)
+        dialog = QProgressDialog(
+            f"Rendering the {kind.upper()}…", "Cancel", 0, 100, self.port.widget
+        )
         dialog.setWindowTitle("Export animation")
         dialog.setWindowModality(Qt.WindowModality.NonModal)
         dialog.setMinimumDuration(0)
@@ -256,9 +263,7 @@ class ExportMenu(QObject):
                     recording,
                     path,
                     AnimationOptions(kind, size, fps, run),
-                    w.settings,
-                    w.theme,
-                    w.scale,
+                    self.port.theme,
                     progress=progress,
                 )
             except ExportCancelledError:

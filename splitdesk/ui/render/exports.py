@@ -1,10 +1,12 @@
 """Pictures and animations of a run: the timeline as PNG (2× by default, for slides) or
-SVG (pyqtgraph's exporters), the whole window as PNG, and a replay rendered offscreen as
-a GIF or MP4 at a fixed size and frame rate.
+SVG (pyqtgraph's exporters), the stage as PNG, and a replay rendered offscreen as a GIF
+or MP4 at a fixed size and frame rate.
 
-The animation (:func:`render_animation`) replays one run of a recording in a window of
-its own that is never shown on screen (``WA_DontShowOnScreen``): the same panes, timeline
-and summary as live, driven by :class:`~splitdesk.ui.replay.driver.ReplayDriver` and moved to
+The animation (:func:`render_animation`) plays one run of a recording on a bare
+:class:`~splitdesk.ui.stage.stage.Stage` of its own, never shown on screen
+(``WA_DontShowOnScreen``) and never inside a window: what the audience sees, in the
+presentation look at the size asked (caption bar, large type, the presentation
+palette), driven by a :class:`~splitdesk.ui.stage.playback.StagePlayer` and moved to
 each frame's moment with its ``seek`` (recorded time, not wall time: rendering can be
 slower or faster than real time and the file plays at the recorded pace). Frame ``k`` shows
 the run at ``min(k / fps, duration)``; there are :func:`frame_count` frames, so the file
@@ -27,9 +29,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
+from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.files.recording import Recording
-from splitdesk.core.files.settings import AppSettings
-from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.core.run.run_state import RunState
+from splitdesk.ui.common.theme import Theme, dress, present_scale, present_theme, ui_font
 from splitdesk.ui.render import svg_fix
 from splitdesk.ui.render.encoders import (
     MAX_SECONDS,
@@ -39,9 +42,10 @@ from splitdesk.ui.render.encoders import (
     Mp4Writer,
     check_size,
 )
+from splitdesk.ui.stage.playback import StagePlayer
+from splitdesk.ui.stage.stage import Look, Stage
 
 if TYPE_CHECKING:
-    from splitdesk.ui.shell.main_window import MainWindow
     from splitdesk.ui.stage.timeline import Timeline
 
 #: Default scale of PNG exports (slides are shown on 2× screens and projectors).
@@ -218,12 +222,16 @@ def window_png(window: QWidget, path: Path, scale: float = 1.0) -> tuple[int, in
 @dataclass(frozen=True)
 class AnimationOptions:
     """What to render: ``kind`` "gif" or "mp4"; ``size`` (width, height) pixels; ``fps``
-    frames per second; ``run``: which run of the recording (0-based)."""
+    frames per second; ``run``: which run of the recording (0-based); ``look``: the
+    stage's look (the audience's, by default); ``caption``: what its caption bar says
+    (where, caption)."""
 
     kind: str
     size: tuple[int, int] = (1280, 720)
     fps: float = 30.0
     run: int = 0
+    look: Look = "present"
+    caption: tuple[str, str] | None = None
 
 
 def frame_count(duration_s: float, fps: float) -> int:
@@ -252,65 +260,73 @@ def _bgrx(image: QImage, size: tuple[int, int]) -> bytes:
 
 
 class ReplayFrames:
-    """A window of its own, never shown on screen, replaying run ``run`` of ``recording``
-    paused; :meth:`frame` paints it at any recorded moment. ``settings``/``theme``/``scale``
-    style it like the user's window. Call :meth:`dispose` when done."""
+    """A stage of its own, never shown on screen, playing run ``run`` of ``recording``
+    paused; :meth:`frame` paints it at any recorded moment. ``look``: ``"present"`` (the
+    audience's: caption bar, large type for ``size``, the presentation palette of
+    ``theme``) or ``"window"`` (the engineer's, at ``scale``). ``caption``: what the
+    caption bar says (where, caption; default the recording's description and title).
+    Call :meth:`dispose` when done."""
 
     def __init__(
         self,
         recording: Recording,
         run: int,
         size: tuple[int, int],
-        settings: AppSettings,
         theme: Theme,
-        scale: float = 1.0,
+        scale: float | None = None,
+        look: Look = "present",
+        caption: tuple[str, str] | None = None,
     ) -> None:
-        from splitdesk.ui.run.controller import RunController
-        from splitdesk.ui.shell.main_window import MainWindow
-
-        window = MainWindow(settings, RunController(), theme, scale)
-        window.remember_size = False
-        # This window's layout must never be saved as the user's settings.
-        window._persist._callback = lambda: None
-        window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-        window.resize(*size)
-        window.show()
-        self.window: MainWindow = window
+        if look == "present":
+            theme = present_theme(theme)
+            scale = present_scale(*size) if scale is None else scale
+        scale = 1.0 if scale is None else scale
+        stage = Stage(theme, scale, look)
+        dress(stage, theme, scale)
+        stage.set_idle_text("")
+        where, text = caption or (recording.describe(), recording.title)
+        stage.caption.where.setText(where)
+        stage.caption.caption.setText(text)
+        stage.caption.keys.setText("")
+        stage.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        stage.resize(*size)
+        stage.show()
+        self.stage = stage
         self.size = size
-        driver = window.recordings.replay
-        driver.open(recording, run, 1.0)
-        player = driver.player
-        assert player is not None
-        player.pause()
-        self.duration = player.duration
+        self.look: Look = look
+        self.player = StagePlayer(stage, recording, run)
+        self.player.finished.connect(self._measured)
+        self.player.start_paused()
+        self.duration = self.player.duration
+
+    def _measured(self, state: RunState) -> None:
+        """At the end, the measured line beside the caption (as presentation mode says it)."""
+        if self.look == "present":
+            self.stage.caption.measured.setText(f"Measured: {diagnose_state(state).text}")
 
     def settle(self) -> None:
         """Paint what the views have pending (their throttles), now."""
-        w = self.window
-        for pane in w.panes.values():
+        stage = self.stage
+        for pane in stage.panes.values():
             pane.throttle.flush()
-        w.timeline.throttle.request()
-        w.timeline.throttle.flush()
-        w.summary.throttle.request()
-        w.summary.throttle.flush()
+        stage.timeline.throttle.request()
+        stage.timeline.throttle.flush()
+        stage.summary.throttle.request()
+        stage.summary.throttle.flush()
 
     async def frame(self, t: float) -> bytes:
-        """The window at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`."""
-        self.window.recordings.replay.seek(t)
+        """The stage at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`."""
+        self.player.seek(t)
         await asyncio.sleep(0)  # layout requests and deferred updates run
         self.settle()
-        return _bgrx(widget_image(self.window), self.size)
+        return _bgrx(widget_image(self.stage), self.size)
 
     def dispose(self) -> None:
-        """Drop the window (no close handling: it has no engine, endpoint or settings) and
-        end its controller's spawner threads (made with every controller; they were left
-        running, two per export)."""
-        w = self.window
-        w.recordings.replay.close()
-        w._persist.cancel()
-        w.controller.close_sync()  # nothing started: only the spawner threads to end
-        w.hide()
-        w.deleteLater()
+        """Drop the stage and its player."""
+        self.player.stop()
+        self.player.deleteLater()
+        self.stage.hide()
+        self.stage.deleteLater()
 
 
 def _writer(opts: AnimationOptions, path: Path, palette_frame: bytes) -> FrameWriter:
@@ -323,9 +339,7 @@ async def render_animation(
     recording: Recording,
     path: Path,
     opts: AnimationOptions,
-    settings: AppSettings,
     theme: Theme,
-    scale: float = 1.0,
     progress: Callable[[int, int], bool] | None = None,
 ) -> int:
     """Render run ``opts.run`` of ``recording`` to ``path`` (module docstring). ``progress(
@@ -346,7 +360,9 @@ async def render_animation(
             f"the run lasts {duration:.0f} s; animations are capped at {MAX_SECONDS:.0f} s"
         )
     total = frame_count(duration, opts.fps)
-    frames = ReplayFrames(recording, opts.run, opts.size, settings, theme, scale)
+    frames = ReplayFrames(
+        recording, opts.run, opts.size, theme, look=opts.look, caption=opts.caption
+    )
     writer: FrameWriter | None = None
     try:
         last = await frames.frame(frames.duration)  # its colours make the GIF palette

@@ -1,27 +1,17 @@
-"""Replay: a recorded run shown again by the same panes, timeline and summary as a live one.
+"""Replay in the window: a recording played on the window's stage, with its controls.
 
-:class:`ReplayPlayer` feeds a :class:`~splitdesk.core.files.recording.RunRecord`'s events to a
-:class:`~splitdesk.core.run.run_state.RunState` on their recorded times (the
-:func:`~splitdesk.core.files.recording.schedule`), scaled by a speed of 0.25×–4×. One frame
-timer (16 ms) advances the playback position and applies every event now due in one
-batch: never one timer per event. The state's clock (:attr:`RunState.clock`) is the
-playback position, so views that draw a run in progress (the timeline's "now" line and
-open bars) show recorded time, paused or not. Seeking forward applies the events up to
-the new moment; seeking back rebuilds the state from the first event
-(:func:`~splitdesk.core.files.recording.rebuild_state`'s rule) and the window binds the new one.
-
-:class:`ReplayDriver` binds a player to the :class:`~splitdesk.ui.shell.main_window.MainWindow`
-views through the window's own run path (``_run_started`` and ``_run_finished``), and
-shows the replay bar: a "REPLAY of <endpoint>, <date>" banner, play/pause, restart,
-speed and a scrubber. No network and no endpoint are used.
+:class:`ReplayDriver` plays a recording's run on the stage the port gives it
+(:class:`~splitdesk.ui.stage.playback.StagePlayer`: the same panes, timeline, server lane
+and summary as a live run) and shows the replay bar: a "REPLAY of <endpoint>, <date>"
+banner, play/pause, restart, speed, a scrubber and, for a recording of several runs, the
+run chooser. No network and no endpoint are used.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -37,168 +27,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from splitdesk.core.analyse.predict import PredictedRequest
-from splitdesk.core.files.recording import Recording, RunRecord, plan_of, schedule
-from splitdesk.core.measure.server_metrics import series_of
-from splitdesk.core.run.labels import question_label
+from splitdesk.core.files.recording import Recording
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import ui_font
 from splitdesk.ui.common.throttle import Throttle
+from splitdesk.ui.stage.playback import SCRUB_STEPS, SPEEDS, StagePlayer
 
 if TYPE_CHECKING:
-    from splitdesk.ui.shell.main_window import MainWindow
-
-FRAME_MS = 16
-SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
-MIN_SPEED, MAX_SPEED = SPEEDS[0], SPEEDS[-1]
-SCRUB_STEPS = 1000
-#: Most wall-clock time one frame may advance the replay by (seconds).
-MAX_STEP_S = 0.1
-
-
-class ReplayPlayer(QObject):
-    """Plays one recorded run into fresh :class:`RunState` objects.
-
-    Signals:
-        stateReset(object): a new :class:`RunState` to bind (at the start, on restart and on
-            a seek back); its events follow.
-        positionChanged(float): the playback position, seconds of recorded time.
-        playingChanged(bool): playing or paused.
-        finished(object): the state, once the last event is applied.
-    """
-
-    stateReset = Signal(object)
-    positionChanged = Signal(float)
-    playingChanged = Signal(bool)
-    finished = Signal(object)
-
-    def __init__(self, run: RunRecord, speed: float = 1.0, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.run = run
-        self.events = run.events
-        self.due = schedule(run)
-        self.duration = self.due[-1] if self.due else 0.0
-        self.speed = self.clamp_speed(speed)
-        self.position = 0.0
-        self.state = RunState()
-        self._next = 0
-        self._playing = False
-        self._last_tick = 0.0
-        self._timer = QTimer(self)
-        self._timer.setInterval(FRAME_MS)
-        self._timer.timeout.connect(self._tick)
-        #: Events applied per frame, for the GUI-loop benchmark (last frame's count).
-        self.last_batch = 0
-
-    @staticmethod
-    def clamp_speed(speed: float) -> float:
-        """``speed`` limited to 0.25×–4×."""
-        return min(MAX_SPEED, max(MIN_SPEED, speed))
-
-    @property
-    def playing(self) -> bool:
-        return self._playing
-
-    @property
-    def done(self) -> bool:
-        """Every event has been applied."""
-        return self._next >= len(self.events)
-
-    def start(self) -> None:
-        """Begin from the start (a fresh state) and play."""
-        self._reset()
-        self.play()
-
-    def _reset(self) -> None:
-        self.state = RunState()
-        self.state.clock = lambda: self.position
-        self._next = 0
-        self.position = 0.0
-        self.stateReset.emit(self.state)
-
-    def play(self) -> None:
-        """Resume (from the start again when it had finished)."""
-        if self.done:
-            self._reset()
-        self._last_tick = time.monotonic()
-        self._timer.start()
-        if not self._playing:
-            self._playing = True
-            self.playingChanged.emit(True)
-
-    def pause(self) -> None:
-        """Hold the position; views keep showing the state at that moment."""
-        self._timer.stop()
-        if self._playing:
-            self._playing = False
-            self.playingChanged.emit(False)
-
-    def toggle(self) -> None:
-        """Pause when playing, else play."""
-        if self._playing:
-            self.pause()
-        else:
-            self.play()
-
-    def restart(self) -> None:
-        """Back to the start, playing."""
-        self.pause()
-        self.start()
-
-    def set_speed(self, speed: float) -> None:
-        """Playback speed (recorded seconds per wall second), clamped to 0.25×–4×."""
-        self.speed = self.clamp_speed(speed)
-
-    def seek(self, t: float) -> None:
-        """Show the state at recorded time ``t`` (seconds, clamped to the run): later
-        events are applied at once; an earlier moment rebuilds the state from the start."""
-        t = min(max(t, 0.0), self.duration)
-        if t < self.position or (t == 0.0 and self._next):
-            self._reset()
-        self.position = t
-        self._last_tick = time.monotonic()
-        self._apply_due()
-        self.positionChanged.emit(self.position)
-
-    def _tick(self) -> None:
-        now = time.monotonic()
-        # A frame that came late (the GUI was busy laying out 64 new panes) advances at
-        # most MAX_STEP_S of wall time: the replay slows down for a moment instead of
-        # applying seconds of events in one frame. Recorded times are unchanged.
-        step = min(now - self._last_tick, MAX_STEP_S)
-        self.position = min(self.duration, self.position + step * self.speed)
-        self._last_tick = now
-        self._apply_due()
-        self.positionChanged.emit(self.position)
-
-    def _apply_due(self) -> None:
-        events, due, state = self.events, self.due, self.state
-        i, n = self._next, len(events)
-        start = i
-        while i < n and due[i] <= self.position:
-            state.apply(events[i])
-            i += 1
-        self._next = i
-        self.last_batch = i - start
-        if i >= n and i > start:
-            self.position = self.duration
-            self.pause()
-            self.finished.emit(state)
-
-    def stop(self) -> None:
-        """Stop the timer for good (the replay is closed)."""
-        self._timer.stop()
-        self._playing = False
-
-
-def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
-    """The recorded predictions as the timeline and summary take them."""
-    if run.predictions is None:
-        return None
-    return [
-        PredictedRequest(p.t_send_s, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
-        for p in run.predictions
-    ]
+    from splitdesk.ui.port import Port
 
 
 def _fmt_time(t: float) -> str:
@@ -400,7 +236,7 @@ class ReplayBar(QToolBar):
 
 
 class ReplayDriver(QObject):
-    """Shows recordings in a :class:`MainWindow` through its live-run views.
+    """Shows recordings on the window's stage, with the replay bar (module docstring).
 
     Signals:
         replayStarted(object): the :class:`Recording` now shown.
@@ -410,14 +246,13 @@ class ReplayDriver(QObject):
     replayStarted = Signal(object)
     replayClosed = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, port: Port) -> None:
+        super().__init__(port.widget)
+        self.port = port
         self.recording: Recording | None = None
-        self.player: ReplayPlayer | None = None
-        self.bar = ReplayBar(window.scale, window)
-        window.addToolBarBreak()
-        window.addToolBar(self.bar)
+        self.player: StagePlayer | None = None
+        self.bar = ReplayBar(port.scale, port.widget)
+        port.add_toolbar_row(self.bar)
         self.bar.hide()
         self.bar.play_button.clicked.connect(self._toggle)
         self.bar.restart_button.clicked.connect(self._restart)
@@ -428,28 +263,38 @@ class ReplayDriver(QObject):
         self.bar.runs.activated.connect(self._run_chosen)
         self._seek_to = 0.0
         self._seeker = Throttle(self._seek_now, 60, self)  # a drag seeks ~15×/s at most
-        self._title = window.windowTitle()
-        window.controller.runPlanned.connect(lambda *_: self.close())
+        port.runs.runPlanned.connect(lambda *_: self.close())
+        port.stage.claimed.connect(self._claimed)
 
     @property
     def active(self) -> bool:
         return self.player is not None
 
+    def _claimed(self, driver: object) -> None:
+        """Another driver took the stage (a live run, presentation mode): this replay ends."""
+        if self.player is not None and driver is not self.player:
+            self.close()
+
+    def shown(self) -> tuple[Recording, int] | None:
+        """The recording on show and the index of the run played, if any."""
+        if self.recording is None or self.player is None:
+            return None
+        return self.recording, self.player.index
+
     def open(self, recording: Recording, run: int = 0, speed: float = 1.0) -> None:
         """Replay run ``run`` of ``recording`` at ``speed`` from its start. Raises
         ``ValueError`` while a live run is in progress or for a run index out of range."""
-        if self.window.controller.busy:
+        if self.port.runs.busy:
             raise ValueError("a run is in progress: stop it before opening a recording")
         if not 0 <= run < len(recording.runs):
             raise ValueError(f"the recording has {len(recording.runs)} run(s), not {run + 1}")
         self._drop_player()
         self.recording = recording
         record = recording.runs[run]
-        player = ReplayPlayer(record, speed, self)
+        player = StagePlayer(self.port.stage, recording, run, speed, self)
         self.player = player
-        player.stateReset.connect(self._bind)
         player.positionChanged.connect(self._moved)
-        player.playingChanged.connect(self._playing)
+        player.playingChanged.connect(self.bar.set_playing)
         player.finished.connect(self._finished)
         what = recording.describe()
         label = f" · {record.label}" if len(recording.runs) > 1 else ""
@@ -460,7 +305,7 @@ class ReplayDriver(QObject):
         )
         self.bar.speed.blockSignals(True)
         self.bar.speed.setCurrentIndex(
-            min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - player.speed))
+            min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - player.player.speed))
         )
         self.bar.speed.blockSignals(False)
         self.bar.runs.clear()
@@ -468,29 +313,11 @@ class ReplayDriver(QObject):
             self.bar.runs.addItem(r.label)
         self.bar.runs.setCurrentIndex(run)
         self.bar.runs_action.setVisible(len(recording.runs) > 1)
-        self.bar.show()
-        self.window.setWindowTitle(f"REPLAY — {what} — splitdesk")
-        self.window.run_button.setToolTip("Close the replay and run live (Ctrl+Enter)")
+        self.bar.setVisible(self.port.chrome_shown())  # presenting: the keys drive it
+        self.port.set_title(f"REPLAY — {what} — splitdesk")
         self.replayStarted.emit(recording)
         player.start()
-
-    def _bind(self, state: RunState) -> None:
-        """Bind the window's views to a new replay state through the live-run path: panes
-        built from the recorded plan (``_run_planned``), then the state bound
-        (``_run_started``); the recorded predictions draw the same ghost bars."""
-        w = self.window
-        rec, player = self.recording, self.player
-        assert rec is not None and player is not None
-        labels = [question_label(q.text, q.title) for q in rec.questions]  # recorded titles
-        # the server lane: the recorded /metrics samples, or no lane (first, so the
-        # timeline's height is divided knowing whether the lane shows)
-        w.server_lane.replay(state, series_of(player.run.server))
-        w._run_planned(plan_of(player.run), rec.question_texts, labels)
-        w._run_started(state)
-        predictions = predictions_of(player.run)
-        if predictions is not None:
-            w._predictions(predictions)
-        w.statusBar().showMessage(f"Replaying {rec.describe()} — no network is used")
+        self.port.say(f"Replaying {recording.describe()} — no network is used")
 
     def _moved(self, position: float) -> None:
         player = self.player
@@ -503,20 +330,13 @@ class ReplayDriver(QObject):
             self.bar.scrubber.blockSignals(False)
         self.bar.clock.setText(f"{_fmt_time(position)} / {_fmt_time(player.duration)}")
 
-    def _playing(self, playing: bool) -> None:
-        self.bar.set_playing(playing)
-
     def _finished(self, state: RunState) -> None:
-        self.window._run_finished(state)
-        self.window.server_lane.redraw()  # every recorded sample, at once
-        self.window.statusBar().showMessage(
-            "Replay finished. ⏮ Restart plays it again; drag the scrubber to any moment."
-        )
+        self.port.say("Replay finished. ⏮ Restart plays it again; drag the scrubber to any moment.")
 
     def _run_chosen(self, index: int) -> None:
         rec, player = self.recording, self.player
-        if rec is not None and player is not None and rec.runs[index] is not player.run:
-            self.open(rec, index, player.speed)
+        if rec is not None and player is not None and index != player.index:
+            self.open(rec, index, player.player.speed)
 
     def _toggle(self) -> None:
         if self.player is not None:
@@ -546,18 +366,8 @@ class ReplayDriver(QObject):
 
     def seek(self, t: float) -> None:
         """Show the replay's state at recorded time ``t`` seconds (paused)."""
-        player = self.player
-        if player is None:
-            return
-        player.pause()
-        player.seek(t)  # at the end, finished() paints the final picture
-        self.window.server_lane.redraw()  # the samples up to the new moment
-        if not player.done:
-            self.window.timeline.throttle.request()
-            # The headline and figures show the new moment at once, not up to 100 ms later
-            # (a seek is one user action; a drag's seeks are already throttled by _seeker).
-            self.window.summary.throttle.request()
-            self.window.summary.throttle.flush()
+        if self.player is not None:
+            self.player.seek(t)  # at the end, the stage's final picture
 
     def _drop_player(self) -> None:
         if self.player is not None:
@@ -572,8 +382,5 @@ class ReplayDriver(QObject):
         self._drop_player()
         self.recording = None
         self.bar.hide()
-        self.window.setWindowTitle(self._title)
-        self.window.run_button.setToolTip("Send the questions both ways (Ctrl+Enter)")
-        self.window.timeline.finish()
-        self.window.server_lane.stop()  # its last picture stays, like the timeline's
+        self.port.set_title(None)
         self.replayClosed.emit()

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,6 @@ from splitdesk.core.files.recording import (
     GZ_SUFFIX,
     SUFFIX,
     EventLog,
-    QuestionRecord,
     Recording,
     RecordingError,
     RunSettingsRecord,
@@ -38,6 +36,7 @@ from splitdesk.core.files.recording import (
     endpoint_record,
     is_recording_name,
     load_recording,
+    new_recording,
     run_record,
     save_recording,
     suggested_name,
@@ -54,7 +53,7 @@ from splitdesk.ui.replay.driver import ReplayDriver
 from splitdesk.ui.replay.history import HistoryDock, HistoryEntry
 
 if TYPE_CHECKING:
-    from splitdesk.ui.shell.main_window import MainWindow
+    from splitdesk.ui.port import Port
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +87,10 @@ class _Capture:
         template: CombinedTemplate,
         mode: str,
         with_sequential: bool,
+        client: ClientPattern,
     ) -> None:
         self.endpoint = endpoint
+        self.client = client
         self.url = url
         self.question_set = question_set
         self.questions = questions
@@ -116,36 +117,34 @@ class RecordingsUi(QObject):
     openFailed = Signal(str)
     opened = Signal(object)
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        self.replay = ReplayDriver(window)
-        self.history = HistoryDock(window)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.history)
+    def __init__(self, port: Port) -> None:
+        super().__init__(port.widget)
+        self.port = port
+        self.replay = ReplayDriver(port)
+        self.history = HistoryDock(port.widget)
+        port.add_dock(self.history)
         self.history.hide()
         self.history.replayRequested.connect(self._replay_entry)
         self.history.saveRequested.connect(self._save_entry_dialog)
         self.history.compareRequested.connect(self._compare_entries)
-        self.autosave_enabled = bool(getattr(window.settings, "autosave_recordings", True))
+        self.autosave_enabled = bool(getattr(port.app_settings(), "autosave_recordings", True))
         self.autosave_folder: Path | None = None  #: None: :func:`autosave_dir`
         self._capture: _Capture | None = None
         self._notices: list[QMessageBox] = []
         self.compare_windows: list[CompareDialog] = []
-        c = window.controller
+        c = port.runs
         c.runPlanned.connect(self._run_planned)
         c.runStarted.connect(self._run_started)
         c.predictionsReady.connect(self._predictions)
         c.runFinished.connect(self._run_finished)
-        window.setAcceptDrops(True)
-        window.installEventFilter(self)
+        port.widget.setAcceptDrops(True)
+        port.widget.installEventFilter(self)
         self._build_menus()
 
     # -- menus ------------------------------------------------------------------------------------
     def _build_menus(self) -> None:
-        w = self.window
-        bar = w.menuBar()
-        file_menu = getattr(w, "file_menu", None) or bar.addMenu("&File")
-        w.file_menu = file_menu  # type: ignore[attr-defined]  # other features add to it
+        w = self.port.widget
+        file_menu = self.port.menu("&File")
         self.open_action = QAction("Open recording…", w)
         self.open_action.setShortcut(QKeySequence.StandardKey.Open)
         self.open_action.triggered.connect(self.open_dialog)
@@ -166,7 +165,7 @@ class RecordingsUi(QObject):
         file_menu.addSeparator()
         file_menu.addAction(self.autosave_action)
         file_menu.addAction(self.folder_action)
-        self.demos_menu = bar.addMenu("&Demos")
+        self.demos_menu = self.port.menu("&Demos")
         self.demo_actions: dict[str, QAction] = {}
         demos = demo_files()
         for title, path in demos:
@@ -178,8 +177,7 @@ class RecordingsUi(QObject):
         if not demos:
             none = self.demos_menu.addAction("(no demo recordings installed)")
             none.setEnabled(False)
-        view_menu = getattr(w, "view_menu", None) or bar.addMenu("&View")
-        w.view_menu = view_menu  # type: ignore[attr-defined]
+        view_menu = self.port.menu("&View")
         history_action = self.history.toggleViewAction()
         history_action.setText("Session history")
         history_action.setShortcut(QKeySequence("Ctrl+H"))
@@ -187,12 +185,9 @@ class RecordingsUi(QObject):
 
     def _autosave_toggled(self, on: bool) -> None:
         self.autosave_enabled = on
-        if "autosave_recordings" in type(self.window.settings).model_fields:
-            self.window.settings = self.window.settings.model_copy(
-                update={"autosave_recordings": on}
-            )
-            self.window._persist.request()
-        self.window.statusBar().showMessage(
+        if "autosave_recordings" in type(self.port.app_settings()).model_fields:
+            self.port.update_settings(autosave_recordings=on)
+        self.port.say(
             "Every run is saved to the auto-save folder."
             if on
             else "Runs are no longer saved automatically (the session history keeps them)."
@@ -207,29 +202,31 @@ class RecordingsUi(QObject):
             try:
                 await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
             except OSError as exc:
-                self.window.statusBar().showMessage(
-                    f"Could not create {folder}: {exc.strerror or exc}"
-                )
+                self.port.say(f"Could not create {folder}: {exc.strerror or exc}")
                 return
             if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
-                self.window.statusBar().showMessage(f"Auto-saved runs are in {folder}")
+                self.port.say(f"Auto-saved runs are in {folder}")
 
         spawn(go())
 
     # -- live runs --------------------------------------------------------------------------------
     def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
-        w = self.window
-        endpoint = w.endpoint.settings()
-        sim = w.controller.sim
+        request = self.port.runs.request
+        if request is None:
+            self._capture = None
+            return
+        endpoint = request.endpoint
+        sim = self.port.runs.sim
         url = sim.openai_base_url if endpoint.is_builtin and sim is not None else endpoint.base_url
         self._capture = _Capture(
             endpoint,
             url,
-            w.questions.question_set(),
+            self.port.question_set(),
             list(questions),
-            w.questions.template(),
+            request.template,
             str(plan.mode),
-            w.sequential.isChecked() and plan.mode == "one-after-another",
+            request.with_sequential and plan.mode == "one-after-another",
+            request.client,
         )
 
     def _run_started(self, state: RunState) -> None:
@@ -251,7 +248,7 @@ class RecordingsUi(QObject):
             recording = self.recording_of(cap, state)
         except Exception:  # never lose the window over a recording
             log.exception("could not build the recording of the run")
-            self.window.statusBar().showMessage("This run could not be recorded (see the log).")
+            self.port.say("This run could not be recorded (see the log).")
             return
         entry = HistoryEntry(recording)
         self.history.add(entry)
@@ -264,15 +261,11 @@ class RecordingsUi(QObject):
         s = cap.endpoint
         titles = {q.text: q.title for q in cap.question_set.questions}
         mode = cap.mode
-        engineer = getattr(self.window, "engineer", None)  # the Engineer menu's pattern
-        client = engineer.used if engineer is not None else ClientPattern()
-        lane = getattr(self.window, "server_lane", None)  # the server's own /metrics samples
-        server = lane.record(state) if lane is not None else None
-        return Recording(
-            created_at=datetime.now(UTC),
-            source="window",
-            title=f"{mode} · {len(cap.questions)} questions",
-            endpoint=endpoint_record(
+        client = cap.client
+        server = self.port.stage.server_lane.record(state)  # the server's own /metrics samples
+        return new_recording(
+            "window",
+            endpoint_record(
                 cap.url,
                 s.api,
                 s.model,
@@ -281,9 +274,10 @@ class RecordingsUi(QObject):
                 speed=s.speed if s.is_builtin else None,
                 headers=s.headers.keys(),
             ),
-            questions=[QuestionRecord(text=q, title=titles.get(q, "")) for q in cap.questions],
-            template=cap.template,
-            settings=RunSettingsRecord(
+            cap.questions,
+            [titles.get(q, "") for q in cap.questions],
+            cap.template,
+            RunSettingsRecord(
                 mode=mode,
                 with_sequential=cap.with_sequential,
                 max_tokens=s.max_tokens,
@@ -294,7 +288,7 @@ class RecordingsUi(QObject):
                 cold_connections=client.cold,
                 release=client.release,
             ),
-            runs=[
+            [
                 run_record(
                     state,
                     label=mode.replace("-", " "),
@@ -309,7 +303,7 @@ class RecordingsUi(QObject):
 
     async def _secrets(self) -> list[str | None]:
         try:
-            return [await self.window.endpoint.api_key()]
+            return [await self.port.api_key()]
         except Exception:  # a keyring that fails: the key never reached the run either
             log.info("no API key to mask", exc_info=True)
             return []
@@ -323,7 +317,7 @@ class RecordingsUi(QObject):
         try:
             path = await asyncio.to_thread(autosave, recording, folder, secrets=secrets)
         except RecordingError as exc:
-            self.window.statusBar().showMessage(f"Auto-save failed: {exc}")
+            self.port.say(f"Auto-save failed: {exc}")
             return
         self.history.set_path(entry, path)
         self.autosaved.emit(path)
@@ -333,7 +327,7 @@ class RecordingsUi(QObject):
         """File → Open recording…"""
         start = str(self.autosave_folder or autosave_dir())
         path, _ = QFileDialog.getOpenFileName(
-            self.window, "Open a recording", start if os.path.isdir(start) else "", FILE_FILTER
+            self.port.widget, "Open a recording", start if os.path.isdir(start) else "", FILE_FILTER
         )
         if path:
             self.open_path(Path(path))
@@ -345,7 +339,7 @@ class RecordingsUi(QObject):
         return spawn(self._open(path, speed, run))
 
     async def _open(self, path: Path, speed: float, run: int) -> None:
-        self.window.statusBar().showMessage(f"Opening {path.name}…")
+        self.port.say(f"Opening {path.name}…")
         opened = await self._read_all([path])
         if opened is not None:
             self.show_recording(opened[0], speed, run)
@@ -379,9 +373,13 @@ class RecordingsUi(QObject):
         return True
 
     def _problem(self, title: str, message: str) -> None:
-        self.window.statusBar().showMessage(message)
+        self.port.say(message)
         box = QMessageBox(
-            QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self.window
+            QMessageBox.Icon.Warning,
+            title,
+            message,
+            QMessageBox.StandardButton.Ok,
+            self.port.widget,
         )
         box.setModal(False)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -393,7 +391,10 @@ class RecordingsUi(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Drag-and-drop of a recording file onto the window."""
-        if watched is self.window and event.type() in (QEvent.Type.DragEnter, QEvent.Type.Drop):
+        if watched is self.port.widget and event.type() in (
+            QEvent.Type.DragEnter,
+            QEvent.Type.Drop,
+        ):
             drop: QDropEvent = event  # type: ignore[assignment]
             urls = [
                 u
@@ -421,7 +422,7 @@ class RecordingsUi(QObject):
         """File → Save run as recording…"""
         recording = self.current_recording()
         if recording is None:
-            self.window.statusBar().showMessage("Nothing to save yet: run or open something.")
+            self.port.say("Nothing to save yet: run or open something.")
             return
         self._save_with_dialog(recording)
 
@@ -448,7 +449,10 @@ class RecordingsUi(QObject):
     def _save_with_dialog(self, recording: Recording) -> None:
         size = len(encode_recording(recording))
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Save the run as a recording", suggested_name(recording, size), FILE_FILTER
+            self.port.widget,
+            "Save the run as a recording",
+            suggested_name(recording, size),
+            FILE_FILTER,
         )
         if path:
             self.save_to(recording, Path(path))
@@ -464,7 +468,7 @@ class RecordingsUi(QObject):
             except RecordingError as exc:
                 self._problem("Could not save the recording", str(exc))
                 return
-            self.window.statusBar().showMessage(f"Saved {path} ({n / 1000:.0f} kB)")
+            self.port.say(f"Saved {path} ({n / 1000:.0f} kB)")
 
         return spawn(go())
 
@@ -472,11 +476,11 @@ class RecordingsUi(QObject):
     def compare_dialog(self) -> None:
         """File → Compare two recordings…: pick two files, show both timelines."""
         paths, _ = QFileDialog.getOpenFileNames(
-            self.window, "Choose two recordings", "", FILE_FILTER
+            self.port.widget, "Choose two recordings", "", FILE_FILTER
         )
         if len(paths) != 2:
             if paths:
-                self.window.statusBar().showMessage("Choose exactly two recordings to compare.")
+                self.port.say("Choose exactly two recordings to compare.")
             return
         self.compare_paths(Path(paths[0]), Path(paths[1]))
 
@@ -497,7 +501,7 @@ class RecordingsUi(QObject):
     def compare(self, first: Recording, second: Recording) -> CompareDialog:
         """Show two recordings' first runs on one time axis (a separate window)."""
         dialog = CompareDialog(
-            (first, 0), (second, 0), self.window.theme, self.window.scale, self.window
+            (first, 0), (second, 0), self.port.theme, self.port.scale, self.port.widget
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.compare_windows.append(dialog)

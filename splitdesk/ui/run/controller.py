@@ -159,7 +159,14 @@ class RunController(QObject):
 
     @property
     def busy(self) -> bool:
+        """A run is starting or running."""
         return self._busy
+
+    @property
+    def request(self) -> RunRequest | None:
+        """The request of the run now (or last) started: its endpoint, questions,
+        template, mode and client pattern, as sent (never shown: it holds the key)."""
+        return self._live_request
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:

@@ -1,10 +1,12 @@
-"""The main window: questions and endpoint on the left; the combined pane, the parallel
-panes, the timeline and the summary on the right.
+"""The main window, a shell around one stage: the questions and endpoint on the left, the
+toolbar, the menus, the run controller and the settings file.
 
-The window wires views to the :class:`~splitdesk.ui.run.controller.RunController`: it builds a
-run request from the editors, and when a run starts it binds the panes, timeline and
-summary to the run's :class:`~splitdesk.core.run.run_state.RunState`. Views repaint on their
-own throttles; the window measures nothing.
+The :class:`~splitdesk.ui.stage.stage.Stage` shows every run (live, replayed, a scenario);
+the shell turns the editors into a :class:`~splitdesk.ui.run.controller.RunRequest` and
+drives the stage from the controller's signals. The features (replay and recordings,
+exports, the Engineer menu, presentation mode) are built here and each gets the window
+as a :class:`~splitdesk.ui.port.Port`: they never import this module. The window
+measures nothing.
 """
 
 from __future__ import annotations
@@ -12,15 +14,13 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import time
-from collections import deque
 from collections.abc import Callable
+from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
-    QFontMetrics,
     QGuiApplication,
     QIcon,
     QKeySequence,
@@ -29,32 +29,34 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
+    QDockWidget,
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QPushButton,
     QScrollArea,
     QSplitter,
     QTabWidget,
     QToolBar,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
-from splitdesk.core.analyse.predict import PredictedRequest
+from splitdesk.core.files.recording import Recording
 from splitdesk.core.files.settings import AppSettings, save_settings
+from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.run.endpoints import EndpointSettings
-from splitdesk.core.run.events import RequestPlanned, RunEnded, RunEvent
-from splitdesk.core.run.labels import question_label
-from splitdesk.core.run.plans import Mode, RequestSpec, RunPlan
+from splitdesk.core.run.plans import Mode, RunPlan
+from splitdesk.core.run.questions import QuestionSet
 from splitdesk.core.run.run_state import RunState
-from splitdesk.ui.common.follow_end import follow_end
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.ui.common.tasks import cancel_pending, spawn, task_slot
-from splitdesk.ui.common.theme import Theme, lane_hex, ui_font
-from splitdesk.ui.common.throttle import LIVE_FRAME_MS, Throttle
+from splitdesk.ui.common.theme import Theme, apply_theme, ui_font
+from splitdesk.ui.common.throttle import Throttle
 from splitdesk.ui.engineer.menu import EngineerMenu
 from splitdesk.ui.export.menu import ExportMenu
 from splitdesk.ui.inputs.endpoint_panel import EndpointPanel
@@ -62,12 +64,7 @@ from splitdesk.ui.inputs.questions_editor import QuestionsEditor
 from splitdesk.ui.present.presentation import Presentation
 from splitdesk.ui.replay.recordings import RecordingsUi
 from splitdesk.ui.run.controller import ControllerError, RunController, RunRequest
-from splitdesk.ui.stage.grid import PaneGrid, dispose
-from splitdesk.ui.stage.panes import CombinedPane, RequestPane, SequentialPane
-from splitdesk.ui.stage.server_lane import ServerLane
-from splitdesk.ui.stage.summary import SummaryStrip
-from splitdesk.ui.stage.timeline import LANE_PITCH, PACKED_MIN_PX, Timeline
-from splitdesk.ui.stage.token_chart import TokenChartUi
+from splitdesk.ui.stage.stage import Look, Stage
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +74,14 @@ MODES: dict[str, Mode] = {
     "dependent: combined vs chain": "dependent",  # questions that need earlier answers
 }
 
-#: A live run's panes are built this many milliseconds at most per event-loop turn
-#: (:meth:`MainWindow._run_planned_in_steps`): 64 panes took 150-210 ms in one go as Run
-#: was pressed, a frozen window and a late sample for everything else on the loop.
-BUILD_SLICE_MS = 10
-
-
 #: The settings a scenario replaces (:meth:`MainWindow._persisted` keeps the user's own).
 SCENARIO_INPUTS = ("endpoint", "mode", "with_sequential", "question_set")
+
+#: The most of the window's height a dock under the stage takes when it opens.
+DOCK_SHARE = 0.25
+
+#: What the empty stage says in the window (presentation mode names its own keys).
+IDLE_TEXT = "Press ▶ Run (Ctrl+Enter) to send the questions both ways."
 
 
 def _toolbar_overflows(bar: QToolBar, width: int) -> bool:
@@ -102,10 +99,11 @@ def _toolbar_overflows(bar: QToolBar, width: int) -> bool:
 
 
 class MainWindow(QMainWindow):
-    """The splitdesk window.
+    """The splitdesk window (module docstring); it is the features' :class:`~splitdesk.ui.port.Port`.
 
     Signals:
-        runFinished(object): the finished run's :class:`RunState` (for scripts and tests).
+        runFinished(object): a run's :class:`RunState` once its end is on the stage (a
+            live run's or a replay's; for scripts and tests).
         closed(): the window has finished closing (runs stopped, endpoint process gone).
     """
 
@@ -127,33 +125,23 @@ class MainWindow(QMainWindow):
         #: command line (``--profile``/``--speed``) and the user has not changed it.
         self._saved_endpoint = saved_endpoint
         #: The inputs (endpoint, mode, questions) to keep in the settings file once a
-        #: scenario has replaced them for a talk (set by the presentation's first scenario).
+        #: scenario has replaced them for a talk (:meth:`use_inputs`).
         self.kept_inputs: AppSettings | None = None
         #: Save the window's size for the next start (off while ``--size`` set it).
         self.remember_size = True
         self.controller = controller
-        self.theme = theme
-        self.scale = scale
-        self.state: RunState | None = None
-        self.panes: dict[int, RequestPane] = {}
-        self._sequential: SequentialPane | None = None
-        self._questions: list[str] = []
-        self._labels: list[str] = []  #: the run's question labels (pane headers, lanes)
+        self._theme = theme
+        self._scale = scale
         self._closing = False
         self._closed = False
-        #: Panes of the coming run still to build (:meth:`_run_planned_in_steps`), the
-        #: run's state once it started (they bind to it as they are built), and the build's
-        #: number (a newer run's build makes an older one's pending turns do nothing).
-        self._to_build: deque[tuple[int, RequestSpec]] = deque()
-        self._build_state: RunState | None = None
-        self._build_no = 0
-        #: A live run is showing its end over turns (_live_run_finished); what the status
-        #: bar should say after it waits here.
-        self._finishing = False
-        self._pending_after_finish: list[Callable[[], None]] = []
-        self._build_lanes = 1  #: the coming run's timeline lanes
-        self._laid_out = True  #: the coming run's panes are built and laid out
-        self.setWindowTitle("splitdesk — one combined request vs N parallel requests")
+        self._remember_sidebar = True
+        self._menus: dict[str, QMenu] = {}
+        self._chrome: list[QWidget] | None = None  #: what presentation mode hid
+        self._title = "splitdesk — one combined request vs N parallel requests"
+        #: What a run being started waits for before its first request, said on the stage
+        #: while its panes are planned ("starting the built-in endpoint…"); empty otherwise.
+        self._waiting_for = ""
+        self.setWindowTitle(self._title)
         if icon is not None:
             self.setWindowIcon(icon)
         self._fit_to_screen(settings.window_size)
@@ -172,70 +160,15 @@ class MainWindow(QMainWindow):
         self.sidebar.addTab(endpoint_scroll, "Endpoint")
         self.sidebar.setMinimumWidth(int(260 * scale))
 
-        # -- right: panes, timeline, summary -----------------------------------------------------
-        self.combined_box = QVBoxLayout()
-        self.combined_title = self._section_title("COMBINED · 1 request")
-        self.combined_holder = QWidget()
-        self.combined_layout = QVBoxLayout(self.combined_holder)
-        self.combined_layout.setContentsMargins(0, 0, 0, 0)
-        left_col = QWidget()
-        lc = QVBoxLayout(left_col)
-        lc.setContentsMargins(0, 0, 0, 0)
-        lc.addWidget(self.combined_title)
-        lc.addWidget(self.combined_holder, 1)
-        self._combined_placeholder = QLabel(
-            "The combined request streams here:\none prompt asking every question."
-        )
-        self._combined_placeholder.setObjectName("hint")
-        self._combined_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._combined_placeholder.setWordWrap(True)
-        self.combined_layout.addWidget(self._combined_placeholder)
-
-        self.grid = PaneGrid(
-            "The parallel requests stream here:\none request per question, all sent at once.", scale
-        )
-        self.parallel_title = self._section_title("PARALLEL · one request per question")
-        right_col = QWidget()
-        rc = QVBoxLayout(right_col)
-        rc.setContentsMargins(0, 0, 0, 0)
-        title_row = QHBoxLayout()
-        title_row.addWidget(self.parallel_title, 1)
-        self.grid.more_label.setFont(ui_font(self.scale, 0, bold=True))
-        title_row.addWidget(self.grid.more_label)
-        rc.addLayout(title_row)
-        rc.addWidget(self.grid, 1)
-
-        self.pane_split = QSplitter(Qt.Orientation.Horizontal)
-        self.pane_split.addWidget(left_col)
-        self.pane_split.addWidget(right_col)
-        self.pane_split.setStretchFactor(0, 2)
-        self.pane_split.setStretchFactor(1, 3)
-
-        self.timeline = Timeline(theme, scale)
-        self.summary = SummaryStrip(theme, scale)
-        self.summary.installEventFilter(self)  # its wrapped lines are never cut (eventFilter)
-        self.summary.fairModeRequested.connect(self._run_fair_mode)
-        bottom = QWidget()
-        bl = QVBoxLayout(bottom)
-        bl.setContentsMargins(0, 0, 0, 0)
-        bl.setSpacing(0)
-        bl.addWidget(self.timeline, 1)
-        # the server's own batch size and queue, from its /metrics (hidden when it has none)
-        self.server_lane = ServerLane(theme, scale, self.timeline.plot)
-        bl.addWidget(self.server_lane)
-        bl.addWidget(self.summary)
-        self.main_split = QSplitter(Qt.Orientation.Vertical)
-        self.main_split.addWidget(self.pane_split)
-        self.main_split.addWidget(bottom)
-        self.main_split.setStretchFactor(0, 5)
-        self.main_split.setStretchFactor(1, 4)
-        self._divider_moved = False
-        self._auto_sizing = False
-        self.main_split.splitterMoved.connect(self._divider_dragged)
+        # -- right: the stage ----------------------------------------------------------------
+        self._stage = Stage(theme, scale)
+        self._stage.set_idle_text(IDLE_TEXT)
+        self._stage.fairModeRequested.connect(self._run_fair_mode)
+        self._stage.finished.connect(self._run_shown)
 
         outer = QSplitter(Qt.Orientation.Horizontal)
         outer.addWidget(self.sidebar)
-        outer.addWidget(self.main_split)
+        outer.addWidget(self._stage)
         outer.setStretchFactor(0, 0)
         outer.setStretchFactor(1, 1)
         outer.setSizes([int(380 * scale), int(1120 * scale)])
@@ -245,53 +178,256 @@ class MainWindow(QMainWindow):
         cl = QHBoxLayout(central)
         cl.setContentsMargins(8, 8, 8, 0)
         cl.addWidget(outer)
+        self._central_layout = cl
         self.setCentralWidget(central)
 
         self._build_toolbar()
         self._sized = False
-        self.statusBar().showMessage(self._ready_line())
+        self._show_ready()
 
         # -- wiring --------------------------------------------------------------------------------
         self.questions.changed.connect(self._inputs_changed)
-        self.questions.message.connect(self.statusBar().showMessage)
+        self.questions.message.connect(self.say)
         self.endpoint.changed.connect(self._inputs_changed)
         self.endpoint.changed.connect(self._endpoint_edited)
-        self.endpoint.message.connect(self.statusBar().showMessage)
-        controller.status.connect(self.statusBar().showMessage)
+        self.endpoint.message.connect(self.say)
+        controller.status.connect(self.say)
         controller.busyChanged.connect(self._busy_changed)
-        controller.runPlanned.connect(self._run_planned_in_steps)
+        controller.runPlanned.connect(self._run_planned)
         controller.runStarted.connect(self._run_started)
-        controller.runFinished.connect(self._live_run_finished)
-        controller.runStarted.connect(self._server_lane_start)
-        controller.runFinished.connect(self.server_lane.finish)
-        # the shown server lane takes height: the timeline's lanes keep theirs (it may fold)
-        controller.runStarted.connect(lambda _s: self._fit_timeline(self._lanes_wanted))
-        self.server_lane.foldChanged.connect(lambda _f: self._fit_timeline(self._lanes_wanted))
-        controller.predictionsReady.connect(self._predictions)
+        controller.predictionsReady.connect(self._stage.predictions)
+        controller.runFinished.connect(lambda state: self._stage.finish(state, live=True))
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
         self.recordings = RecordingsUi(self)
-        #: The live tokens chart beside the timeline (View → Tokens chart).
-        self.token_chart = TokenChartUi(self)
-        view_menu = getattr(self, "view_menu", None)  # made by the recordings' menus
-        if view_menu is not None:  # View → Server lane: the user's choice beats auto-folding
-            view_menu.addAction(self.server_lane.action)
+        #: View → Tokens chart: cumulative tokens beside the timeline.
+        self.chart_action = QAction("Tokens chart (combined vs parallel)", self)
+        self.chart_action.setCheckable(True)
+        self.chart_action.setToolTip("Cumulative tokens over time beside the timeline")
+        self.chart_action.toggled.connect(self._stage.show_chart)
+        view = self.menu("&View")
+        view.addAction(self.chart_action)
+        view.addAction(self._stage.server_lane.action)  # the user's choice beats auto-folding
         #: Presentation mode and scenarios (F11, the toolbar's Present button).
         self.presentation = Presentation(self)
-        self._short_labels[self.presentation.action] = "▣"
         #: File → Export: pictures, figures, the Perfetto trace, GIF/MP4 animations.
         self.exports = ExportMenu(self)
-        #: Engineer menu: the client's pattern (cold connections, release)
+        #: Engineer menu: the client's pattern, sweeps, repeats, inspector, prices.
         self.engineer = EngineerMenu(self)
         self._inputs_changed()
 
-    # -- construction helpers -------------------------------------------------------------------
-    def _section_title(self, text: str) -> QLabel:
-        label = QLabel(text)
-        label.setObjectName("sectionTitle")
-        label.setWordWrap(True)
-        label.setFont(ui_font(self.scale, 0, bold=True))
-        return label
+    # -- the port (splitdesk.ui.port.Port) ------------------------------------------------------
+    @property
+    def widget(self) -> QWidget:
+        """The window (parent of the features' dialogs and shortcuts)."""
+        return self
+
+    @property
+    def stage(self) -> Stage:
+        """The stage every run is shown on."""
+        return self._stage
+
+    @property
+    def runs(self) -> RunController:
+        """The run controller."""
+        return self.controller
+
+    @property
+    def theme(self) -> Theme:
+        """The theme now (presentation mode's palette while presenting)."""
+        return self._theme
+
+    @property
+    def scale(self) -> float:
+        """The type scale now."""
+        return self._scale
+
+    @property
+    def state(self) -> RunState | None:
+        """The run on the stage."""
+        return self._stage.state
+
+    def on_run_shown(self, call: Callable[[Any], None]) -> Callable[[], None]:
+        """Call ``call(state)`` each time a run's end is on the stage; returns the
+        disconnect."""
+        self.runFinished.connect(call)
+
+        def disconnect() -> None:
+            self.runFinished.disconnect(call)
+
+        return disconnect
+
+    def question_set(self) -> QuestionSet:
+        """The questions in the editor, titles and template included."""
+        return self.questions.question_set()
+
+    def question_texts(self) -> list[str]:
+        """The questions' texts, in order."""
+        return self.questions.questions()
+
+    def template(self) -> CombinedTemplate:
+        """The combined prompt's template."""
+        return self.questions.template()
+
+    def question_problem(self) -> str | None:
+        """Why the questions cannot be sent now (``None``: they can)."""
+        return self.questions.problem()
+
+    def endpoint_settings(self) -> EndpointSettings:
+        """The endpoint chosen (never its key)."""
+        return self.endpoint.settings()
+
+    async def api_key(self) -> str | None:
+        """The endpoint's API key (keyring or environment; never stored)."""
+        return await self.endpoint.api_key()
+
+    async def key_problem(self) -> str | None:
+        """Why the endpoint's key is missing (``None``: not needed, or there)."""
+        problem: str | None = await self.endpoint.key_problem()
+        return problem
+
+    def mode_chosen(self) -> Mode:
+        """The mode chosen in the toolbar."""
+        mode: Mode = self.mode.currentData()
+        return mode
+
+    def client_pattern(self) -> ClientPattern:
+        """How the next run's client sends (the Engineer menu's choice)."""
+        return self.engineer.take()
+
+    def app_settings(self) -> AppSettings:
+        """The settings as they are now (read-only: :meth:`update_settings` changes them)."""
+        return self.settings
+
+    def say(self, text: str) -> None:
+        """Put ``text`` in the status line."""
+        self.statusBar().showMessage(text)
+
+    def update_settings(self, **changes: Any) -> None:
+        """Change settings fields; saved off the GUI thread a moment later."""
+        self.settings = self.settings.model_copy(update=changes)
+        self._persist.request()
+
+    def use_inputs(
+        self,
+        question_set: QuestionSet,
+        endpoint: EndpointSettings,
+        mode: Mode,
+        sim_overrides: dict[str, Any] | None = None,
+    ) -> None:
+        """A scenario's questions, endpoint and mode for this session; the user's own stay
+        in the settings file (:meth:`restore_inputs` gives them back)."""
+        if self.kept_inputs is None:
+            self.kept_inputs = self._persisted()
+        self.endpoint.set_settings(endpoint)
+        self.controller.sim_overrides = dict(sim_overrides or {})
+        self.questions.set_question_set(question_set)
+        index = self.mode.findData(mode)
+        if index < 0:  # a mode the toolbar does not offer (e.g. "parallel")
+            self.mode.addItem(mode, mode)
+            index = self.mode.count() - 1
+        self.mode.setCurrentIndex(index)
+        self.sequential.setChecked(False)
+
+    def restore_inputs(self) -> None:
+        """The user's own inputs back, as they were before a scenario's."""
+        kept, self.kept_inputs = self.kept_inputs, None
+        self.controller.sim_overrides = {}
+        if kept is None:
+            return
+        self.endpoint.set_settings(kept.endpoint)
+        if kept.question_set is not None and kept.question_set.questions:
+            self.questions.set_question_set(kept.question_set)
+        self.mode.setCurrentIndex(max(0, self.mode.findData(kept.mode)))
+        self.sequential.setChecked(kept.with_sequential)
+
+    def set_chrome_shown(self, shown: bool) -> None:
+        """Show or hide the sidebar, toolbars, menus and status line (and the window's own
+        Esc, which would make Esc ambiguous while presenting)."""
+        if not shown:
+            if self._chrome is not None:
+                return
+            self._chrome_sidebar = not self.sidebar.isHidden()
+            self._chrome = [b for b in self.findChildren(QToolBar) if not b.isHidden()]
+            self._chrome += [w for w in (self.menuBar(), self.statusBar()) if not w.isHidden()]
+            self.set_sidebar_shown(False, remember=False)
+            for w in self._chrome:
+                w.hide()
+        else:
+            if self._chrome is None:
+                return
+            for w in self._chrome:
+                w.show()
+            self._chrome = None
+            self.set_sidebar_shown(self._chrome_sidebar, remember=False)
+        self._stop_shortcut.setEnabled(shown)
+
+    def chrome_shown(self) -> bool:
+        """Whether the chrome is shown (:meth:`set_chrome_shown`)."""
+        return self._chrome is None
+
+    def set_full_screen(self, on: bool) -> None:
+        """Full screen (not offscreen: there ``--size`` decides), or the window as it was."""
+        if on and QGuiApplication.platformName() != "offscreen":
+            self._was_full_screen = self.isFullScreen()
+            self.showFullScreen()
+        elif not on and self.isFullScreen() and not getattr(self, "_was_full_screen", False):
+            self.showNormal()
+
+    def set_title(self, title: str | None) -> None:
+        """The window's title (``None``: its own)."""
+        self.setWindowTitle(title or self._title)
+
+    def menu(self, title: str) -> QMenu:
+        """The menu bar's menu ``title``, made on first use (File, View, Demos, Engineer)."""
+        found = self._menus.get(title)
+        if found is None:
+            found = self._menus[title] = self.menuBar().addMenu(title)
+        return found
+
+    def add_toolbar_action(self, action: QAction, short: str | None = None) -> None:
+        """``action`` at the end of the main toolbar; ``short``: its label when tight."""
+        self._toolbar.addAction(action)
+        if short is not None:
+            self._short_labels[action] = short
+        self._fit_endpoint_button()
+
+    def add_toolbar_row(self, bar: QToolBar) -> None:
+        """``bar`` as a row of its own under the main toolbar."""
+        self.addToolBarBreak()
+        self.addToolBar(bar)
+
+    def add_dock(self, dock: QDockWidget) -> None:
+        """``dock`` under the stage. Shown, it takes at most :data:`DOCK_SHARE` of the
+        window's height: the stage keeps room for the timeline's lanes (a history dock at
+        its own size left a 1280 × 720 window's timeline one lane)."""
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        dock.visibilityChanged.connect(lambda shown: self._fit_dock(dock) if shown else None)
+
+    def _fit_dock(self, dock: QDockWidget) -> None:
+        def fit() -> None:
+            if dock.isVisible() and not dock.isFloating():
+                height = min(dock.sizeHint().height(), int(self.height() * DOCK_SHARE))
+                self.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+
+        QTimer.singleShot(0, self, fit)  # once the dock area has laid the dock out
+
+    def current_recording(self) -> Recording | None:
+        """The replay shown, else the session's last run."""
+        return self.recordings.current_recording()
+
+    def recording_shown(self) -> tuple[Recording, int] | None:
+        """The recording the stage replays now and the run's index, if any."""
+        return self.recordings.replay.shown()
+
+    def restyle(self, theme: Theme, scale: float, look: Look) -> None:
+        """The application's palette and type, and the stage, in ``theme`` at ``scale``
+        and ``look``."""
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, theme, scale)
+        self._theme, self._scale = theme, scale
+        self._stage.restyle(theme, scale, look)
 
     def _build_toolbar(self) -> None:
         bar = QToolBar("Run")
@@ -300,18 +436,18 @@ class MainWindow(QMainWindow):
         self.sidebar_button = QToolButton()
         self.sidebar_button.setCheckable(True)
         self.sidebar_button.setToolTip("Show or hide the questions and endpoint (Ctrl+B)")
-        self.sidebar_button.setFont(ui_font(self.scale, 0))
+        self.sidebar_button.setFont(ui_font(self._scale, 0))
         self.sidebar_button.toggled.connect(self._sidebar_toggled)
         QShortcut(QKeySequence("Ctrl+B"), self, self.sidebar_button.toggle)
         bar.addWidget(self.sidebar_button)
         self.run_button = QPushButton("▶  Run")
         self.run_button.setObjectName("run")
-        self.run_button.setFont(ui_font(self.scale, 1, bold=True))
+        self.run_button.setFont(ui_font(self._scale, 1, bold=True))
         self.run_button.setToolTip("Send the questions both ways (Ctrl+Enter)")
         self.run_button.clicked.connect(self.start_run)
         self.stop_button = QPushButton("■  Stop")
         self.stop_button.setObjectName("stop")
-        self.stop_button.setFont(ui_font(self.scale, 1))
+        self.stop_button.setFont(ui_font(self._scale, 1))
         self.stop_button.setToolTip("Stop every stream now, keeping what arrived (Esc)")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.controller.stop)
@@ -356,8 +492,8 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.problem_label)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, self.start_run)
-        QShortcut(QKeySequence("Escape"), self, self.controller.stop)
-        theme_action = QAction("Light theme" if self.theme.name == "dark" else "Dark theme", self)
+        self._stop_shortcut = QShortcut(QKeySequence("Escape"), self, self.controller.stop)
+        theme_action = QAction("Light theme" if self._theme.name == "dark" else "Dark theme", self)
         theme_action.setToolTip("Takes effect at the next start")
         theme_action.triggered.connect(self._toggle_theme)
         bar.addAction(theme_action)
@@ -373,7 +509,7 @@ class MainWindow(QMainWindow):
         #: Short labels the toolbar's last buttons show when the window is too narrow for
         #: their whole ones (Present adds its own).
         self._short_labels: dict[QAction, str] = {
-            theme_action: "Light" if self.theme.name == "dark" else "Dark"
+            theme_action: "Light" if self._theme.name == "dark" else "Dark"
         }
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -485,7 +621,7 @@ class MainWindow(QMainWindow):
         new = "light" if self.settings.theme == "dark" else "dark"
         self.settings = self.settings.model_copy(update={"theme": new})
         self._persist.request()
-        self.statusBar().showMessage(f"The {new} theme applies at the next start.")
+        self.say(f"The {new} theme applies at the next start.")
 
     def _save_settings(self) -> None:
         settings = self._persisted()
@@ -494,7 +630,7 @@ class MainWindow(QMainWindow):
             try:
                 await asyncio.to_thread(save_settings, settings)
             except OSError as exc:
-                self.statusBar().showMessage(f"Could not save settings: {exc.strerror or exc}")
+                self.say(f"Could not save settings: {exc.strerror or exc}")
 
         spawn(save())
 
@@ -522,14 +658,7 @@ class MainWindow(QMainWindow):
     def _endpoint_edited(self) -> None:
         self._saved_endpoint = None  # the user chose: save what they chose
         if self.statusBar().currentMessage().startswith("Ready."):  # it follows the endpoint
-            self.statusBar().showMessage(self._ready_line())
-
-    def _ready_line(self) -> str:
-        """The status line before a run: where the requests will go."""
-        ep = self.endpoint.settings()
-        if ep.is_builtin:
-            return "Ready. The built-in endpoint needs no network."
-        return f"Ready. Endpoint: {ep.host} · {ep.model or 'no model'}"
+            self._show_ready()
 
     def _busy_changed(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)
@@ -545,7 +674,7 @@ class MainWindow(QMainWindow):
             return
         problem = self.questions.problem()
         if problem is not None:
-            self.statusBar().showMessage(problem)
+            self.say(problem)
             return
         try:
             request = RunRequest(
@@ -560,16 +689,15 @@ class MainWindow(QMainWindow):
                 client=self.engineer.take(),
                 capture_raw=self.engineer.keep_raw.isChecked(),
             )
-            self.engineer.run_key = request.api_key  # masked in the inspector's raw lines
             ep, sim = request.endpoint, self.controller.sim
             # the wait before the first request says what it waits for (the panes are
-            # planned meanwhile: _plan_panes keeps it)
+            # planned meanwhile: the stage keeps it)
             if not ep.is_builtin:
                 self._waiting_for = f"connecting to {ep.host}…"
             elif sim is None or not sim.alive():
                 self._waiting_for = "starting the built-in endpoint…"
             if self._waiting_for:
-                self.summary.clear(self._waiting_for)
+                self._stage.say(self._waiting_for)
             try:
                 await self.controller.start(request)
             finally:
@@ -579,330 +707,29 @@ class MainWindow(QMainWindow):
                 log.exception("Run could not start")
 
             def show(exc: Exception = exc) -> None:
-                self.statusBar().showMessage(f"Cannot run: {exc}")
-                self.summary.headline.setText(
-                    f"<span style='color:{self.theme.error}'>"
+                self.say(f"Cannot run: {exc}")
+                self._stage.say(
+                    f"<span style='color:{self._theme.error}'>"
                     f"Cannot run: {html.escape(str(exc))}</span>"
                 )
 
-            self._after_finish(show)  # after the failed run's own end, which it explains
+            self._stage.after_finish(show)  # after the failed run's own end, which it explains
 
-    def _clear_panes(self) -> None:
-        self.grid.clear()
-        layout = self.combined_layout
-        while layout.count():
-            item = layout.takeAt(0)
-            w = item.widget() if item is not None else None
-            if w is not None and w is not self._combined_placeholder:
-                dispose(w)  # now, and let go of its run (see grid.dispose)
-        self._combined_placeholder.hide()
-        self.panes = {}
-        self._sequential = None
-
-    def _run_planned(
-        self, plan: RunPlan, questions: list[str], labels: list[str] | None = None
-    ) -> None:
-        """Build every pane of the coming run now, before anything is sent. ``labels``:
-        the questions' short labels (a replay's recorded titles); by default the editor's
-        when it holds these questions, else derived from the texts."""
-        self._plan_panes(plan, questions, labels)
-        self.complete_panes()
-
-    def _run_planned_in_steps(self, plan: RunPlan, questions: list[str]) -> None:
-        """A live run's panes: built ``BUILD_SLICE_MS`` at a time, one slice per
-        event-loop turn, then laid out in one pass. The run does not wait for them: the
-        engine sends once the run's state has every request, and a pane built after its
-        request started binds to its trace and shows all it has (its text, figures and
-        state are read from the :class:`RunState`). Anything that needs every pane (the
-        run's end) builds the rest first (:meth:`complete_panes`)."""
-        self._plan_panes(plan, questions, None)
-        build_no = self._build_no  # from the next turn: this one pressed Run and planned
-        self._later(
-            build_no,
-            0,
-            lambda: self._in_slices(
-                build_no,
-                lambda: bool(self._to_build),
-                self._build_one,
-                lambda: self._lay_out_built(build_no),  # the layout pass: a turn of its own
-            ),
-        )
-
-    def _plan_panes(self, plan: RunPlan, questions: list[str], labels: list[str] | None) -> None:
-        """Clear the previous run's panes and queue the coming run's."""
-        self._clear_panes()
-        self.timeline.clear()
-        self.summary.clear(self._waiting_for or "Starting…")
-        self._questions = questions
-        if labels is None:
-            labels = self.questions.labels() if questions == self.questions.questions() else []
-        self._labels = labels if len(labels) == len(questions) else []
-        self._labels = self._labels or [question_label(q) for q in questions]
-        self._build_no += 1
-        self._build_state = None
-        self._finishing = False  # an older run's end, still showing, is dropped with it
-        self._pending_after_finish = []
-        self._to_build = deque(enumerate(plan.requests))
-        self._laid_out = False
-        self._build_lanes = len(
-            {("sequential" if s.group == "sequential" else i) for i, s in enumerate(plan.requests)}
-        )
-        # no parallel request (dependent questions: combined vs the chain): no empty column;
-        # the combined and sequential panes take the width
-        parallel = any(s.group not in ("combined", "sequential") for s in plan.requests)
-        right_col = self.grid.parentWidget()
-        if right_col is not None:
-            right_col.setVisible(parallel)
-
-    def _later(self, build_no: int, ms: int, call: Callable[[], None]) -> None:
-        """``call()`` in ``ms`` milliseconds (0: the next event-loop turn), unless a newer
-        run's panes have replaced build ``build_no``'s by then."""
-        QTimer.singleShot(ms, self, lambda: call() if build_no == self._build_no else None)
-
-    def _in_slices(
-        self,
-        build_no: int,
-        pending: Callable[[], bool],
-        step: Callable[[], None],
-        then: Callable[[], None],
-        then_ms: int = 0,
-    ) -> None:
-        """``step()`` while ``pending()``, for up to :data:`BUILD_SLICE_MS` of work per
-        event-loop turn; then ``then()`` after ``then_ms`` (:meth:`_later`). A live run's
-        panes are built so, and its end shown so."""
-        if build_no != self._build_no:
-            return  # a newer run's panes replaced these
-        end = time.perf_counter() + BUILD_SLICE_MS / 1000
-        while pending() and time.perf_counter() < end:
-            step()
-        if pending():
-            self._later(
-                build_no, 0, lambda: self._in_slices(build_no, pending, step, then, then_ms)
-            )
-        else:
-            self._later(build_no, then_ms, then)
-
-    def _lay_out_built(self, build_no: int) -> None:
-        """The layout pass, then the room's split in a turn of its own."""
-        if not self._laid_out:
-            self._laid_out = True
-            self.grid.relayout_now()
-            self._later(build_no, 0, self._fit_room)
-
-    def complete_panes(self) -> None:
-        """Build the coming run's panes still queued, now, and lay them out."""
-        while self._to_build:
-            self._build_one()
-        if not self._laid_out:
-            self._panes_built()
-
-    def _build_one(self) -> None:
-        index, spec = self._to_build.popleft()
-        self._make_pane(index, spec.group, spec.questions, relayout=False)
-        state = self._build_state
-        if state is not None and index < len(state.requests):  # planned before it was built
-            self._bind_pane(index)
-
-    def _panes_built(self) -> None:
-        """Every pane of the run is built: one layout pass, and the split of the room."""
-        self._laid_out = True
-        self.grid.relayout_now()
-        self._fit_room()
-
-    def _fit_room(self) -> None:
-        """The timeline's room for the run's lanes, and the panes' split."""
-        self._fit_timeline(self._build_lanes)
-        # many questions: the parallel side gets two thirds of the width (more columns)
-        total = sum(self.pane_split.sizes())
-        share = 0.4 if len(self._questions) <= 5 else 0.3
-        self.pane_split.setSizes([int(total * share), total - int(total * share)])
-
-    _lanes_wanted = 1  #: lanes of the current run (the timeline's room follows them)
-    #: What a run being started waits for before its first request, said in the summary
-    #: while its panes are planned ("starting the built-in endpoint…"); empty otherwise.
-    _waiting_for = ""
-
-    def _fit_timeline(self, lanes: int) -> None:
-        """Give the timeline room for ``lanes`` readable lanes, unless the user has placed
-        the divider themselves.
-
-        The lanes are the app's key picture: up to 60 % of the height, and more when that
-        lets every lane show without scrolling (at the timeline's smaller lane names) while
-        the panes keep their titles and one row of tight panes. When even that is short
-        (a projector), the server lane folds to its caption line, or hides, unless the user
-        chose how it shows. Too many lanes for any of this: room for the parallel lanes
-        packed into one block (at least 60 %), or as much as the panes leave; where even
-        that is short, they scroll."""
-        self._lanes_wanted = lanes
-        if self._divider_moved:
-            return
-        h = self.main_split.height()
-        lane_px = QFontMetrics(ui_font(self.scale, 0)).height() * LANE_PITCH
-        small_px = QFontMetrics(ui_font(self.scale, -2)).height() * LANE_PITCH  # crowded names
-        vb = self.timeline.plot.getPlotItem().getViewBox()
-        plot_h = self.timeline.plot.height()
-        # the axis, its label and the plot's margins: measured once laid out
-        axis = plot_h - int(vb.height()) if vb.height() > 0 else int(60 * self.scale)
-        axis += 4  # layout spacing and rounding
-        width = max(self.timeline.width(), 1)  # wrapped labels: their height at this width
-        room = max(int(h * 0.6), h - self._panes_min_height(h))
-        server = self.server_lane
-        if server.polling() and server.fold_by_user is None:
-            fixed = self.timeline.legend.heightForWidth(width) + self._below_timeline(width)
-            if not server.isHidden():
-                fixed -= server.sizeHint().height()
-            lanes_need = fixed + int(lanes * small_px) + axis + 2
-            if lanes_need + server.open_height() <= room:
-                server.set_fold("open")
-            elif lanes_need + server.line_height() <= room:
-                server.set_fold("line")
-            else:
-                server.set_fold("off")
-        fixed = self.timeline.legend.heightForWidth(width) + self._below_timeline(width)
-        wanted = fixed + int(lanes * lane_px) + axis
-        need = fixed + int(lanes * small_px) + axis + 2  # every lane, smaller names
-        # the parallel lanes packed into one block (ui/timeline.py), beside a combined and
-        # perhaps a sequential lane of their own
-        packed = fixed + int(2.2 * small_px + max(0, lanes - 2) * PACKED_MIN_PX) + axis + 2
-        if wanted <= int(h * 0.6):
-            bottom = max(wanted, int(h * 0.4))
-        elif need <= room:
-            bottom = max(min(wanted, room), int(h * 0.6))
-        else:  # too many lanes to name each: room for them packed, where the panes allow
-            bottom = max(min(packed, room), int(h * 0.6))
-        self._auto_sizing = True
-        self.main_split.setSizes([h - bottom, bottom])
-        self._auto_sizing = False
-
-    def _server_lane_start(self, state: RunState) -> None:
-        """Poll the run's endpoint for the server lane (its own thread; never blocks)."""
-        self.summary.client_note = self.engineer.used.short()
-        self.engineer.load_prices_for_run()  # each side's cost beside its time
-        sim = self.controller.sim
-        self.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
-
-    def _panes_min_height(self, h: int) -> int:
-        """Pixels the panes keep however many lanes the timeline wants: the section titles
-        and one row of the tightest panes (header and last line; 40 % of ``h`` before a run
-        has panes)."""
-        panes = list(self.panes.values())
-        if not panes:
-            return int(h * 0.4)
-        title = self.parallel_title.sizeHint().height()
-        row = title + max(p.tight_height() for p in panes) + 2 * self.grid.frameWidth() + 8
-        handle = self.main_split.handleWidth()
-        return max(row, self.pane_split.minimumSizeHint().height()) + handle
-
-    def _below_timeline(self, width: int) -> int:
-        """Pixels the other shown widgets under the panes (summary strip, server lane…)
-        need at ``width``: wrapped text at its real height, not its size hint's guess."""
-        holder = self.main_split.widget(1)
-        lay = holder.layout() if holder is not None else None
-        total = 0
-        for i in range(lay.count() if lay is not None else 0):
-            item = lay.itemAt(i) if lay is not None else None
-            w = item.widget() if item is not None else None
-            # the timeline itself, or the splitter holding it beside the tokens chart
-            if w is None or w is self.timeline or w.isAncestorOf(self.timeline) or w.isHidden():
-                continue
-            inner = w.layout()
-            if inner is not None and inner.hasHeightForWidth():
-                total += inner.totalHeightForWidth(width)
-            elif w.hasHeightForWidth():
-                total += w.heightForWidth(width)
-            else:
-                total += max(w.minimumHeight(), w.sizeHint().height())
-        return total
-
-    def _divider_dragged(self) -> None:
-        if not self._auto_sizing:
-            self._divider_moved = True
+    def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
+        """A live run is coming: its panes on the stage, built a slice per turn."""
+        labels = self.questions.labels() if questions == self.questions.questions() else None
+        self._stage.claim(self.controller)
+        self._stage.plan(plan, questions, labels, live=True, waiting=self._waiting_for)
 
     def _run_started(self, state: RunState) -> None:
-        self.state = state
-        self._build_state = state  # panes still to build bind to it as they are made
-        questions = self._questions
-        state.subscribe(self._on_event)
-        self.timeline.bind(state, questions, self._labels)
-        self.summary.bind(state)
-        self.statusBar().showMessage("Running… (Esc stops)")
-
-    def _on_event(self, ev: RunEvent) -> None:
-        if isinstance(ev, RequestPlanned):
-            self._add_pane(ev)
-        elif isinstance(ev, RunEnded):
-            self.complete_panes()
-            if self.controller.live is None:  # a replay: its last frame at once
-                for pane in self.panes.values():
-                    pane.changed(final=True)
-            # a live run's panes finish in steps once the controller says it ended
-            # (:meth:`_run_finished`)
-            if self._sequential is not None:
-                self._sequential.changed(final=True)
-        else:
-            req = getattr(ev, "req", None)
-            if req is not None:
-                target = self.panes.get(req)
-                if target is not None:
-                    # an ended request shows its end at the next frame (≤ LIVE_FRAME_MS), not
-                    # inside this drain: 64 requests ending in one batch step refreshed all
-                    # 64 panes in one event-loop turn
-                    target.changed()
-        self.timeline.throttle.request()
-
-    def _add_pane(self, ev: RequestPlanned) -> None:
-        """Bind request ``ev.req`` to its pane (made now if the plan did not announce it,
-        as in a replay; bound when it is built if it is still queued)."""
-        if ev.req not in self.panes:
-            if any(index == ev.req for index, _spec in self._to_build):
-                return  # queued: bound as it is built (_build_one)
-            self._make_pane(ev.req, ev.group, ev.questions)
-        self._bind_pane(ev.req)
-
-    def _bind_pane(self, req: int) -> None:
-        """Show request ``req`` of the current run in its pane."""
-        assert self.state is not None
-        trace = self.state.requests[req]
-        pane = self.panes[req]
-        pane.set_run(self.state)  # names what a waiting request waits for, and counts
-        if isinstance(pane, SequentialPane):
-            pane.add(trace)
-        else:
-            pane.bind(trace)
-
-    def _make_pane(
-        self, index: int, group: str, questions_of: tuple[int, ...], relayout: bool = True
-    ) -> RequestPane:
-        """Make request ``index``'s pane (``relayout=False``: the caller lays the grid out)."""
-        questions = self._questions
-        pane: RequestPane
-        if group == "combined":
-            pane = CombinedPane(len(questions_of), self.theme, self.scale)
-            self.combined_layout.addWidget(pane, 2)
-        elif group == "sequential":
-            if self._sequential is None:
-                self._sequential = SequentialPane(questions, self.theme, self.scale)
-                self.combined_layout.addWidget(self._sequential, 1)
-            pane = self._sequential
-        else:
-            q = questions_of[0]
-            text = questions[q] if q < len(questions) else ""
-            label = self._labels[q] if q < len(self._labels) else question_label(text)
-            pane = RequestPane(f"Q{q + 1}", label, lane_hex(q), self.theme, self.scale)
-            pane.title.setToolTip(text)
-            self.grid.add(pane, relayout)
-            n = len(self.grid.panes)
-            self.parallel_title.setText(f"PARALLEL · {n} request{'s' if n != 1 else ''}")
-            self.parallel_title.setToolTip("One request per question, all sent at once")
-        self.engineer.attach_inspector(pane, index)  # right-click: Inspect stream…
-        # at its end through size/layout changes (the reasoning view, made on demand, too)
-        follow_end(pane.text, pane.text.scroll_to_end)
-        self.panes[index] = pane
-        return pane
-
-    def _predictions(self, predictions: list[PredictedRequest]) -> None:
-        self.timeline.set_predictions(predictions)
-        self.summary.set_predictions(predictions)
+        stage = self._stage
+        stage.client_note = self.engineer.used.short()
+        self.engineer.load_prices_for_run()  # each side's cost beside its time
+        stage.bind(state)
+        sim = self.controller.sim
+        stage.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
+        stage._fit_timeline(stage._lanes_wanted)  # the lane, shown, takes its height
+        self.say("Running… (Esc stops)")
 
     def _run_fair_mode(self) -> None:
         """The summary's offer after a side-by-side run on a one-slot server: measure the
@@ -912,53 +739,9 @@ class MainWindow(QMainWindow):
         self.mode.setCurrentIndex(max(0, self.mode.findData("one-after-another")))
         self.start_run()
 
-    def _run_finished(self, state: RunState) -> None:
-        """The run ended (a replay's end, or :meth:`_live_run_finished`'s last step):
-        every pane, the timeline, summary and status take the final figures now, and
-        :attr:`runFinished` is emitted."""
-        self.complete_panes()
-        for pane in self.panes.values():
-            pane.changed(final=True)
-        self.timeline.finish()
-        self._finish_run(state)
-
-    def _live_run_finished(self, state: RunState) -> None:
-        """A live run ended: as :meth:`_run_finished`, spread over event-loop turns so the
-        window never freezes at the end of a large run (64 final pane refreshes, the
-        timeline's last frame and one paint of it all took 40-70 ms in one turn): the
-        panes :data:`BUILD_SLICE_MS` at a time, the timeline a frame later (painted apart
-        from the panes), then the summary and :attr:`runFinished`. Until then a message
-        for the status bar waits (:meth:`_after_finish`)."""
-        self.complete_panes()
-        self._finishing = True
-        build_no, panes = self._build_no, deque(self.panes.values())
-
-        def timeline_then_summary() -> None:
-            self.timeline.finish()
-            self._later(build_no, 0, lambda: self._finish_run(state))
-
-        self._in_slices(
-            build_no,
-            lambda: bool(panes),
-            lambda: panes.popleft().changed(final=True),
-            timeline_then_summary,
-            LIVE_FRAME_MS,
-        )
-
-    def _after_finish(self, show: Callable[[], None]) -> None:
-        """Call ``show`` once the run that is ending shows its end (at once when none is):
-        what it says is not then replaced by the run's own summary."""
-        if self._finishing:
-            self._pending_after_finish.append(show)
-        else:
-            show()
-
-    def _finish_run(self, state: RunState) -> None:
-        self.summary.throttle.request()
-        self.summary.throttle.flush()
-        in_banner = self.summary.shared_failure is not None  # one message, not one per pane
-        for pane in self.panes.values():
-            pane.set_error_in_banner(in_banner)
+    def _run_shown(self, state: RunState) -> None:
+        """A run's end is on the stage (live or replayed): the status line says how it
+        ended, and :attr:`runFinished` is emitted."""
         stopped = state.ended is not None and state.ended.stopped
         failed = [r for r in state.requests if r.outcome == "failed"]
         msg = "Stopped." if stopped else "Done."
@@ -968,62 +751,33 @@ class MainWindow(QMainWindow):
                 f"{'Stopped' if stopped else 'Finished'} — {len(failed)} of "
                 f"{len(state.requests)} request(s) failed: {why}"
             )
-        self.statusBar().showMessage(msg)
+        self.say(msg)
         self._inputs_changed()
-        self._finishing = False
-        pending, self._pending_after_finish = self._pending_after_finish, []
-        for show in pending:
-            show()
         self.runFinished.emit(state)
 
+    def _show_ready(self) -> None:
+        """The status line before a run: where the requests will go."""
+        ep = self.endpoint.settings()
+        self.say(
+            "Ready. The built-in endpoint needs no network."
+            if ep.is_builtin
+            else f"Ready. Endpoint: {ep.host} · {ep.model or 'no model'}"
+        )
+
     def showEvent(self, event: QShowEvent) -> None:
-        """First show: give the panes a bit more than half the height."""
+        """First show: the sidebar as chosen (folded on a narrow window until chosen)."""
         super().showEvent(event)
         self._fit_endpoint_button()
         if not self._sized:
             self._sized = True
             chosen = self.settings.sidebar_collapsed
             if chosen is None:  # not chosen yet: a narrow window (a projector) hides it
-                self.set_sidebar_shown(self.width() >= 1000 * self.scale, remember=False)
+                self.set_sidebar_shown(self.width() >= 1000 * self._scale, remember=False)
             else:
                 self.set_sidebar_shown(not chosen, remember=False)
             # the questions column: up to 380 px (scaled), at most 30 % of a small window
-            side = min(int(380 * self.scale), int(self.width() * 0.3))
+            side = min(int(380 * self._scale), int(self.width() * 0.3))
             self._outer.setSizes([side, max(self.width() - side, 1)])
-            h = self.main_split.height()
-            self._auto_sizing = True
-            self.main_split.setSizes([int(h * 0.56), int(h * 0.44)])
-            self._auto_sizing = False
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """The summary strip's wrapped lines decide its height: a splitter would squeeze
-        it and cut the headline's second line; the timeline above gives way instead (its
-        lanes scroll). On a short window the details line gives way first (shown on
-        hover)."""
-        if watched is self.summary and event.type() in (
-            QEvent.Type.LayoutRequest,
-            QEvent.Type.Resize,
-        ):
-            lay = self.summary.layout()
-            if lay is not None and self.summary.width() > 0:
-                details = self.summary.details
-                need = lay.totalHeightForWidth(self.summary.width())
-                tight = need > 0.36 * self.main_split.height()  # a projector's short window
-                if tight and not details.isHidden():  # the least needed line gives way
-                    details.hide()
-                    need = lay.totalHeightForWidth(self.summary.width())
-                elif details.isHidden() and details.text():
-                    extra = details.heightForWidth(self.summary.width()) + lay.spacing()
-                    if need + extra <= 0.36 * self.main_split.height():
-                        details.show()  # room again (a taller window)
-                        need += extra
-                self.summary.setToolTip(details.text() if details.isHidden() else "")
-                if need > 0 and need != self.summary.maximumHeight():
-                    # fixed: a splitter's child layout would otherwise give the strip its
-                    # height-for-width below the timeline and cut its last line
-                    self.summary.setFixedHeight(need)
-                    self._fit_timeline(self._lanes_wanted)  # the timeline keeps its room
-        return super().eventFilter(watched, event)
 
     # -- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -639,10 +639,14 @@ class RequestPane(QFrame):
         w = waiting_state(trace, run.requests, now) if now is not None else None
         return w.label if w is not None else None
 
-    def _update_state_label(self) -> None:
+    def pane_state(self) -> str:
+        """The state the header shows (:func:`~splitdesk.core.analyse.metrics.request_figures`'s
+        ``state`` of the pane's request)."""
         trace = self.trace
-        f = request_figures(trace) if trace is not None else None
-        state = f.state if f is not None else "planned"
+        return request_figures(trace).state if trace is not None else "planned"
+
+    def _update_state_label(self) -> None:
+        state = self.pane_state()
         color = {
             "done": self.theme.good,
             "failed": self.theme.error,
@@ -748,7 +752,7 @@ class RequestPane(QFrame):
     def _update_header(self) -> None:
         trace = self.trace
         f = request_figures(trace) if trace is not None else None
-        state = f.state if f is not None else "planned"
+        state = self.pane_state()
         self._header_state, self._header_t = state, time.monotonic()
         self._update_state_label()
         if f is None or f.t_send is None:
@@ -831,6 +835,21 @@ class SequentialPane(RequestPane):
         self.traces: list[RequestTrace] = []
         self._progress: dict[int, int] = {}
 
+    def pane_state(self) -> str:
+        """The baseline's state: the request under way's while it runs; once every request
+        is over, "failed" when any failed, "stopped" when any was stopped, else "done"."""
+        states = [request_figures(t).state for t in getattr(self, "traces", ())]
+        if (
+            states
+            and len(states) == len(self.questions)
+            and all(st in ("done", "failed", "stopped") for st in states)
+        ):
+            for worst in ("failed", "stopped"):
+                if worst in states:
+                    return worst
+            return "done"
+        return super().pane_state()
+
     def add(self, trace: RequestTrace) -> None:
         """Follow one more of the sequential requests."""
         self.traces.append(trace)
@@ -863,7 +882,12 @@ class SequentialPane(RequestPane):
         tokens of all, and the end of the last answer since the first send (the group's
         figures, :func:`splitdesk.core.analyse.metrics.group_metrics`)."""
         g = group_metrics(self.traces, "sequential", len(self.questions))
-        done = f"{g.finished}/{g.requests} answered"
+        answered = g.finished - g.failed - g.stopped
+        done = f"{answered}/{g.requests} answered"
+        if g.failed or g.stopped:  # as the summary counts them: never "5/5" over failures
+            done += "".join(
+                f" · {n} {word}" for n, word in ((g.failed, "failed"), (g.stopped, "stopped")) if n
+            )
         ttft = f"TTFT {g.first_ttft_s:.2f} s" if g.first_ttft_s is not None else "TTFT …"
         count = f"{'~' if g.tokens_estimated else ''}{g.output_tokens} tok"
         all_done = g.finished == g.requests

@@ -75,7 +75,11 @@ class ServerLane(QWidget):
         #: The recording's samples while a replay is shown (:meth:`replay`), else None.
         self.recorded: LoadSeries | None = None
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 0, 4, 0)
+        # no side margin: pyqtgraph's x-link aligns two plots by ViewBox.screenGeometry,
+        # which counts the plot widget's offset in its parent twice, so the plot sits at x 0
+        # of this lane as the timeline's plot does in its row (4 px in put every moment 4 px
+        # left of the timeline's column)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         #: One line that never widens the window: a shorter wording, then "…", when narrow
         #: (the whole text on hover).
@@ -105,7 +109,7 @@ class ServerLane(QWidget):
             lambda on: self.set_fold("open" if on else "off", by_user=True)
         )
         header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 0, 0)
+        header.setContentsMargins(4, 0, 4, 0)
         header.setSpacing(4)
         header.addWidget(self.fold_button)
         header.addWidget(self.caption, 1)
@@ -150,8 +154,13 @@ class ServerLane(QWidget):
         self.kv_view.addItem(self.kv_curve)
         item.getViewBox().sigResized.connect(self._fit_kv_view)
         item.hideAxis("right")
+        self._link_to = link_to
         if link_to is not None:
             self.plot.setXLink(link_to)
+            # the linked range follows the timeline's changes, not this plot's own resizes
+            # (its right-hand KV axis appearing narrows it): a moment would sit pixels off
+            # the timeline's column for it until the next change of range
+            item.getViewBox().sigResized.connect(self._follow_link)
         layout.addWidget(self.plot)
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
@@ -174,6 +183,12 @@ class ServerLane(QWidget):
         self.action.setChecked(fold != "off")
         self._show()
         self.foldChanged.emit(fold)
+
+    def _follow_link(self) -> None:
+        """Re-align the x range with the linked timeline's (same moment, same column)."""
+        if self._link_to is not None:
+            mine = self.plot.getPlotItem().getViewBox()
+            mine.linkedViewChanged(self._link_to.getPlotItem().getViewBox(), mine.XAxis)
 
     def _fit_kv_view(self) -> None:
         self.kv_view.setGeometry(self.plot.getPlotItem().getViewBox().sceneBoundingRect())

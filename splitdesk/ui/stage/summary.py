@@ -8,6 +8,7 @@ is read from :func:`splitdesk.core.analyse.metrics.summarize`; nothing is comput
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
@@ -170,9 +171,18 @@ class SummaryStrip(QFrame):
     #: The endpoint's prices per million tokens (Engineer menu), for each side's cost.
     prices: Prices | None = None
 
-    def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        theme: Theme,
+        scale: float = 1.0,
+        parent: QWidget | None = None,
+        show_predictions: bool = True,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("summary")
+        #: Say the cost model's predicted figures (off in the presentation look).
+        self.show_predictions = show_predictions
+        self._unsubscribe: Callable[[], None] | None = None  #: from the run bound last
         self.theme = theme
         self.state: RunState | None = None
         self.predictions: list[PredictedRequest] | None = None
@@ -233,8 +243,15 @@ class SummaryStrip(QFrame):
         # live figures at the pace a reader takes them in; the end is flushed at once
         self.throttle = Throttle(self.refresh, LIVE_TEXT_MS, self)
 
+    def unbind(self) -> None:
+        """Stop following the run bound last (its events no longer reach this strip)."""
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+
     def clear(self, text: str = "") -> None:
         """Show ``text`` and no figures (a new run is about to start)."""
+        self.unbind()
         self.state = None
         self.predictions = None
         self.headline.setText(text)
@@ -262,9 +279,14 @@ class SummaryStrip(QFrame):
         self.details.setText("")
         self.payoff.hide()
         self._reset_explanation()
-        state.subscribe(lambda _ev: self.throttle.request())
+        self.unbind()
+        self._unsubscribe = state.subscribe(lambda _ev: self.throttle.request())
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
+        """The cost model's predicted requests (index order), said beside the measured
+        figures; ignored when :attr:`show_predictions` is off."""
+        if not self.show_predictions:
+            return
         self.predictions = predictions
         self.throttle.request()
 

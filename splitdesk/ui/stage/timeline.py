@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.analyse.diagnosis import explain_wait, no_markers
-from splitdesk.core.analyse.metrics import RequestFigures, phase_origins, request_figures
+from splitdesk.core.analyse.metrics import RequestFigures, request_figures
 from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.run_state import RequestTrace, RunState
@@ -209,10 +209,19 @@ class LaneBars(pg.GraphicsObject):
 class Timeline(QWidget):
     """The live timeline of a run (see module docstring)."""
 
-    def __init__(self, theme: Theme, scale: float = 1.0, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        theme: Theme,
+        scale: float = 1.0,
+        parent: QWidget | None = None,
+        show_predictions: bool = True,
+    ) -> None:
         super().__init__(parent)
         self.theme = theme
         self.scale = scale
+        #: Draw the cost model's predicted bars (off in the presentation look: the
+        #: audience sees what was measured).
+        self.show_predictions = show_predictions
         self.state: RunState | None = None
         self.questions: list[str] = []
         #: Each question's short label (lane names: "Q3 Inflation").
@@ -375,8 +384,11 @@ class Timeline(QWidget):
             f"<span style='color:{lane_hex(0)}'>■</span><span style='color:{lane_hex(1)}'>■</span>"
             f"<span style='color:{lane_hex(2)}'>■</span> streaming (numbers: answers inside the "
             f"combined reply) &nbsp;&nbsp;"
-            f"<span style='color:{t.accent};{sw}'>┆</span> now &nbsp;&nbsp;"
-            f"<span style='color:{t.muted}'>┄▭</span> predicted"
+            f"<span style='color:{t.accent};{sw}'>┆</span> now"
+        ) + (
+            f" &nbsp;&nbsp;<span style='color:{t.muted}'>┄▭</span> predicted"
+            if self.show_predictions
+            else ""
         )
 
     # -- binding --------------------------------------------------------------------------------
@@ -424,7 +436,10 @@ class Timeline(QWidget):
         self._set_lane_ticks()
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
-        """Ghost bars for the predicted timing of each request (index order)."""
+        """Ghost bars for the predicted timing of each request (index order); ignored
+        when :attr:`show_predictions` is off."""
+        if not self.show_predictions:
+            return
         self.predictions = predictions
         self.throttle.request()
 
@@ -436,9 +451,15 @@ class Timeline(QWidget):
 
     # -- geometry of the run --------------------------------------------------------------------
     def _origins(self, state: RunState) -> dict[int, float]:
-        """Per phase its own t = 0 (:func:`~splitdesk.core.analyse.metrics.phase_origins`:
-        its connection set-up or first send), which the server lane uses too."""
-        return phase_origins(state)
+        """Per phase: the earliest send. Bars are drawn on the run's one time axis (seconds
+        since the run started, the server lane's too); a lane's end label says how long
+        after its phase's first send its last token came (the figure the summary gives:
+        the combined request's 12.0 s, the parallel phase's 2.7 s)."""
+        origins: dict[int, float] = {}
+        for r in state.requests:
+            if r.t_send is not None:
+                origins[r.phase] = min(origins.get(r.phase, r.t_send), r.t_send)
+        return origins
 
     def _lane_of(self, r: RequestTrace, lanes: dict[str, int]) -> int:
         key = "sequential" if r.group == "sequential" else f"{r.group}:{r.req}"
@@ -456,11 +477,11 @@ class Timeline(QWidget):
         return f"Q{q + 1} {label}".rstrip()
 
     def _set_axis_label(self, mode: str) -> None:
-        """Say what the time axis measures: one clock for the run, or each way's own start
-        when the ways ran one after another (their bars are aligned at t = 0)."""
+        """Say what the time axis measures: the run's one clock, in every mode (the ways
+        sent one after another follow each other on it)."""
         text = (
-            "seconds since each way's own start (one after another)"
-            if mode in ("one-after-another", "all")
+            "seconds since the run started (each way after the one before)"
+            if mode in ("one-after-another", "all", "dependent")
             else "seconds since the run started"
         )
         if text != getattr(self, "_axis_text", None):
@@ -482,17 +503,17 @@ class Timeline(QWidget):
         lane_names: dict[int, str] = {}
         bars: list[Bar] = []
         marks: list[tuple[float, int, str, str]] = []
-        end_labels: dict[int, float] = {}  # lane → its last token (one label per lane)
+        # lane → its last token on the axis, and how long after its phase's first send
+        end_labels: dict[int, tuple[float, float]] = {}
         seg_labels: list[tuple[float, int, str, str]] = []
         backoff_labels: list[tuple[float, int, str]] = []  # "Retry-After 2 s" on its segment
         self.segment_counts = {}
-        current_phase = max(origins) if origins else 0
         for r in state.requests:
             lane = self._lane_of(r, lanes)
             lane_names[lane] = self._label(r)
             if r.t_send is None:
                 continue
-            o = origins[r.phase]
+            o = 0.0  # the run's one axis: every lane (and the server lane) on its clock
             f = request_figures(r)
             send = r.t_send - o
             live_now = (now_abs - o) if (now_abs is not None and r.outcome is None) else None
@@ -575,7 +596,9 @@ class Timeline(QWidget):
                     q = r.questions[0]
                     seg_labels.append((first - o, lane, str(q + 1), lane_hex(q)))
                 if r.finished:  # a settled label: live ones would re-render every frame
-                    end_labels[lane] = max(end_labels.get(lane, 0.0), stream_end)
+                    x0 = end_labels.get(lane, (0.0, 0.0))[0]
+                    if stream_end >= x0:
+                        end_labels[lane] = (stream_end, stream_end - origins[r.phase])
             if r.outcome == "failed":
                 x = (r.t_end or r.t_send) - o
                 marks.append(
@@ -607,19 +630,20 @@ class Timeline(QWidget):
         self.lane_groups = [""] * len(lanes)
         for key, i in lanes.items():
             self.lane_groups[i] = key.split(":", 1)[0]
-        ends = [(x, lane, f"{x:.1f} s") for lane, x in end_labels.items()] + backoff_labels
+        ends = [(x, lane, f"{took:.1f} s") for lane, (x, took) in end_labels.items()]
+        ends += backoff_labels
         for r in state.requests:  # say so where answer numbers would be
             if no_markers(r) and r.first_text_t is not None and r.phase in origins:
                 ends.append(
                     (
-                        r.first_text_t - origins[r.phase],
+                        r.first_text_t,
                         lanes[f"combined:{r.req}"],
                         "no answer markers found",
                     )
                 )
         self._draw(bars, marks, seg_labels, ends, len(lanes))
-        if now_abs is not None and current_phase in origins:
-            self.now_line.setPos(now_abs - origins[current_phase])
+        if now_abs is not None and origins:
+            self.now_line.setPos(now_abs)
             self.now_line.show()
         else:
             self.now_line.hide()
@@ -936,11 +960,12 @@ class Timeline(QWidget):
         packed = [i for i, k in enumerate(ks) if k < 1.0]
         if packed:  # no room in a packed lane: one end label for the whole block
             in_block = set(packed)
-            block = [x for x, lane, text in end_labels if lane in in_block and text.endswith(" s")]
+            block = [it for it in end_labels if it[1] in in_block and it[2].endswith(" s")]
             seg_labels = [it for it in seg_labels if ks[it[1]] == 1.0]
             end_labels = [it for it in end_labels if ks[it[1]] == 1.0]
-            if block:
-                end_labels.append((max(block), packed[len(packed) // 2], f"{max(block):.1f} s"))
+            if block:  # the block's last bar, and how long it took
+                x, _lane, text = max(block, key=lambda it: it[0])
+                end_labels.append((x, packed[len(packed) // 2], text))
         ends = [(x, ys[lane], text, self.theme.text) for x, lane, text in end_labels]
         ends = [
             it

@@ -4,27 +4,24 @@ combined request against the sum of the parallel streams (issue #11). Its curves
 the run once per two frames and redraws only when events were applied, however many
 arrive.
 
+The stage holds it beside the timeline (:meth:`~splitdesk.ui.stage.stage.Stage.show_chart`);
 View → Tokens chart (and T in presentation mode) shows or hides it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QHideEvent, QShowEvent
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from splitdesk.core.analyse.token_curves import token_curve
 from splitdesk.core.run.events import Group
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import Theme, ui_font
 from splitdesk.ui.common.throttle import FRAME_MS
-
-if TYPE_CHECKING:
-    from splitdesk.ui.shell.main_window import MainWindow
 
 #: The groups drawn, with their legend names.
 SERIES: tuple[tuple[Group, str], ...] = (
@@ -115,46 +112,3 @@ class TokenChart(QWidget):
         """Hidden: stop polling."""
         super().hideEvent(event)
         self._ticker.stop()
-
-
-class TokenChartUi:
-    """Puts a :class:`TokenChart` beside ``window``'s timeline (hidden until View → Tokens
-    chart) and keeps it bound to each run, live or replayed."""
-
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
-        self.chart = TokenChart(window.theme, window.scale)
-        self.chart.hide()
-        timeline = window.timeline
-        parent = timeline.parentWidget()
-        layout = parent.layout() if parent is not None else None
-        assert layout is not None
-        self.split = QSplitter(Qt.Orientation.Horizontal)
-        layout.replaceWidget(timeline, self.split)
-        self.split.addWidget(timeline)
-        self.split.addWidget(self.chart)
-        self.split.setStretchFactor(0, 3)
-        self.split.setStretchFactor(1, 2)
-        self.action = QAction("Tokens chart (combined vs parallel)", window)
-        self.action.setCheckable(True)
-        self.action.setToolTip("Cumulative tokens over time beside the timeline")
-        self.action.toggled.connect(self.set_shown)
-        menu = getattr(window, "view_menu", None)
-        if menu is not None:
-            menu.addAction(self.action)
-        self.chart.bind(lambda: window.state)
-
-    def set_shown(self, shown: bool) -> None:
-        """Show or hide the chart beside the timeline."""
-        self.action.setChecked(shown)
-        self.chart.setVisible(shown)
-
-    def restyle(self, theme: Theme, scale: float) -> None:
-        """A new chart for ``theme`` at ``scale`` (its fonts are set at construction)."""
-        old = self.chart
-        self.chart = TokenChart(theme, scale)
-        self.split.replaceWidget(1, self.chart)
-        self.chart.setVisible(not old.isHidden())
-        self.chart.bind(lambda: self.window.state)
-        old.hide()
-        old.deleteLater()

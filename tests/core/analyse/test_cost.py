@@ -45,6 +45,21 @@ def test_a_side_without_usage_has_no_cost() -> None:
     assert token_ratio(side_tokens(state.requests, "combined"), parallel) is None
 
 
+def test_a_side_has_one_output_token_count_wherever_it_is_shown() -> None:
+    """The cost line's output tokens are the figure set's (the bench table's tokens column,
+    the summary): with one request's usage missing, both say the same estimate."""
+    from splitdesk.core.analyse.metrics import group_metrics
+
+    run = load_recording(RECORDING).runs[0]
+    state = rebuild_state(run)
+    state.requests[1].usage_output_tokens = None  # counted by its events instead
+    parallel = side_tokens(state.requests, "parallel")
+    figures = group_metrics([t for t in state.requests if t.group == "parallel"], "parallel", 2)
+    assert parallel.output == figures.output_tokens
+    assert parallel.estimated and figures.tokens_estimated
+    assert parallel.output == 35 + len(state.requests[1].event_times)
+
+
 def test_prices_persist_per_endpoint_without_defaults(tmp_path: Path) -> None:
     path = tmp_path / "prices.json"
     key = endpoint_key("openai-chat", "https://api.example/v1/", "m")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from splitdesk.core.analyse.token_curves import token_curve, tokens_per_event
+from splitdesk.core.analyse.metrics import tokens_per_event
+from splitdesk.core.analyse.token_curves import token_curve
 from splitdesk.core.run.run_state import RequestTrace
 
 

@@ -69,8 +69,8 @@ async def test_every_button_and_menu_text_of_the_window_has_a_glyph(
     for action in window.findChildren(QAction):
         texts[action.text()] = "action"
     for lane_text in ("▾", "▸"):  # the server lane's fold arrow, both states
-        window.server_lane.set_fold("line" if lane_text == "▸" else "open")
-        texts[window.server_lane.fold_button.text()] = "server lane"
+        window.stage.server_lane.set_fold("line" if lane_text == "▸" else "open")
+        texts[window.stage.server_lane.fold_button.text()] = "server lane"
     assert any("Present" in t for t in texts), "the toolbar's Present action was found"
     missing = {
         f"{ch} (U+{ord(ch):04X}) in {text!r}": where

@@ -212,7 +212,7 @@ async def test_while_the_endpoint_starts_the_summary_says_so_beside_the_planned_
     await planned
     await asyncio.sleep(0.2)  # the planned panes are being built
     assert window.controller.sim is None, "the endpoint was up before the panes were planned"
-    assert "starting the built-in endpoint" in window.summary.headline.text()
+    assert "starting the built-in endpoint" in window.stage.summary.headline.text()
     (state,) = await finished
     assert all(r.outcome == "done" for r in state.requests)
-    assert "starting" not in window.summary.headline.text()
+    assert "starting" not in window.stage.summary.headline.text()

@@ -30,7 +30,7 @@ async def test_costs_and_tradeoff_in_the_summary(make_window: Any) -> None:
     window.mode.setCurrentIndex(window.mode.findData("one-after-another"))
     window.run_button.click()
     (state,) = await wait_signal(window.runFinished, 90, "the run finished")
-    text = window.summary.headline.text()
+    text = window.stage.summary.headline.text()
     costs = []
     for side in ("combined", "parallel"):
         tokens = side_tokens(state.requests, side)
@@ -46,7 +46,7 @@ async def test_costs_and_tradeoff_in_the_summary(make_window: Any) -> None:
         side_tokens(state.requests, "combined"), side_tokens(state.requests, "parallel")
     )
     assert ratio is not None
-    line = tradeoff_line(window.summary.summary.speedup, ratio)
+    line = tradeoff_line(window.stage.summary.summary.speedup, ratio)
     assert line is not None and line in text and "× the tokens" in line
 
 
@@ -55,8 +55,8 @@ async def test_no_prices_no_cost(make_window: Any) -> None:
     window = make_window(AppSettings(endpoint=EndpointSettings(speed=8.0)))
     window.run_button.click()
     await wait_signal(window.runFinished, 90, "the run finished")
-    assert "cost " not in window.summary.headline.text()
-    assert window.summary.prices is None
+    assert "cost " not in window.stage.summary.headline.text()
+    assert window.stage.summary.prices is None
 
 
 @pytest.mark.asyncio
@@ -76,4 +76,4 @@ async def test_prices_entered_in_the_dialog_persist(make_window: Any) -> None:
     key = EngineerMenu.prices_key(settings.endpoint)
     await wait_until(lambda: load_prices(key) is not None, 10, "prices.json written")
     assert load_prices(key) == Prices(input_per_m=0.15, output_per_m=0.6)
-    assert window.summary.prices == Prices(input_per_m=0.15, output_per_m=0.6)
+    assert window.stage.summary.prices == Prices(input_per_m=0.15, output_per_m=0.6)

@@ -58,7 +58,7 @@ async def test_window_inspects_a_live_request(make_window: Any) -> None:
     window.run_button.click()
     (state,) = await wait_signal(window.runFinished, 90, "the run finished")
     req = next(t.req for t in state.requests if t.group == "parallel")
-    pane = window.panes[req]
+    pane = window.stage.panes[req]
     assert pane.contextMenuPolicy() == Qt.ContextMenuPolicy.CustomContextMenu
     dialog = window.engineer.open_inspector(req)
     assert dialog is not None

@@ -29,7 +29,7 @@ async def test_export_menu_writes_every_kind(make_window: Any, tmp_path: Path) -
     assert [a.text() for a in menu.menu.actions() if not a.isSeparator()] == [
         "Timeline as PNG (2×)…",
         "Timeline as SVG…",
-        "Window as PNG (2×)…",
+        "Stage as PNG (2×): what the audience sees…",
         "Figures as CSV…",
         "Figures as JSON (bench document)…",
         "Trace for Perfetto (JSON)…",
@@ -42,14 +42,19 @@ async def test_export_menu_writes_every_kind(make_window: Any, tmp_path: Path) -
     assert driver.player is not None
     driver.seek(driver.player.duration)
 
-    plot = window.timeline.plot.getPlotItem().sceneBoundingRect()  # drawn at once, as now
+    plot = window.stage.timeline.plot.getPlotItem().sceneBoundingRect()  # drawn at once, as now
     await menu.export_timeline_png(tmp_path / "t.png")
     image = QImage(str(tmp_path / "t.png"))
     assert (image.width(), image.height()) == (round(plot.width() * 2), round(plot.height() * 2))
     await menu.export_timeline_svg(tmp_path / "t.svg")
     assert b"<svg" in (tmp_path / "t.svg").read_bytes()
     await menu.export_window_png(tmp_path / "w.png")
-    assert QImage(str(tmp_path / "w.png")).width() == window.width() * 2
+    stage_png = QImage(str(tmp_path / "w.png"))  # the stage alone: no menus, bars or sidebar
+    assert (stage_png.width(), stage_png.height()) == (
+        window.stage.width() * 2,
+        window.stage.height() * 2,
+    )
+    assert stage_png.height() < window.height() * 2 - 2 * window.menuBar().height()
     for kind in ("csv", "json", "trace"):
         await menu.export_data(recording, kind, tmp_path / f"f.{kind}")
     assert len((tmp_path / "f.csv").read_text().splitlines()) == 1 + len(

@@ -23,13 +23,13 @@ def free_port() -> int:
 def headlines_set_by_clear(window: Any) -> list[str]:
     """Every text the summary strip is cleared to from now on (observed, then passed on)."""
     shown: list[str] = []
-    clear = window.summary.clear
+    clear = window.stage.summary.clear
 
     def record(text: str = "") -> None:
         shown.append(text)
         clear(text)
 
-    window.summary.clear = record
+    window.stage.summary.clear = record
     return shown
 
 

@@ -24,17 +24,11 @@ from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.metrics import summarize
 from splitdesk.core.analyse.token_curves import token_curve
 from splitdesk.core.files.recording import load_recording
-from splitdesk.core.files.scenarios import builtin_scenarios
+from splitdesk.core.files.scenarios import builtin_scenarios, load_scenario
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.ui.common.gc import GuiGarbageCollector
-from splitdesk.ui.common.theme import DARK, THEMES, apply_theme
-from splitdesk.ui.present.presentation import (
-    PRESENT_DARK,
-    PRESENT_LIGHT,
-    PresentationSummary,
-    PresentationTimeline,
-)
+from splitdesk.ui.common.theme import DARK, PRESENT_DARK, PRESENT_LIGHT, THEMES, apply_theme
 from splitdesk.ui.replay.recordings import demo_files
 from splitdesk.ui.run.controller import RunController
 from splitdesk.ui.shell.main_window import MainWindow
@@ -118,7 +112,7 @@ def check_caption(window: MainWindow) -> None:
 
 def check_summary_whole(window: MainWindow) -> None:
     """Every line of the summary strip is whole and inside the window."""
-    summary = window.summary
+    summary = window.stage.summary
     assert window.rect().contains(rect_in(summary, window)), "summary outside the window"
     for label in summary.findChildren(QLabel):
         if label.isVisible() and label.text():
@@ -151,27 +145,32 @@ async def test_a_live_scenario_in_presentation_mode_is_legible(
     (state,) = await finished
     assert [r.outcome for r in state.requests] == ["done"] * 6
     await wait_until(
-        lambda: all(pane.text.toPlainText() for pane in window.grid.panes), 10, "panes filled"
+        lambda: all(pane.text.toPlainText() for pane in window.stage.grid.panes), 10, "panes filled"
     )
     # the measured diagnosis beside the caption: core/diagnosis.py's line, not recomputed
     assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
     # engineer detail hidden: no prediction outlines, no predicted figures
-    assert isinstance(window.timeline, PresentationTimeline)
-    assert isinstance(window.summary, PresentationSummary)
-    assert not window.timeline.ghost_item.isVisible() and window.timeline.predictions is None
-    assert "predicted" not in window.timeline.legend.text()
+    assert window.stage.look == "present"
+    assert not window.stage.timeline.show_predictions and not window.stage.summary.show_predictions
+    assert (
+        not window.stage.timeline.ghost_item.isVisible()
+        and window.stage.timeline.predictions is None
+    )
+    assert "predicted" not in window.stage.timeline.legend.text()
 
     QApplication.processEvents()
-    labels = window._labels
+    labels = window.stage._labels
     check_grid(window, 5, labels)
     check_timeline(window, 5, labels)
     check_summary_whole(window)
     check_caption(window)
-    pane_px = min(px(pane.text) for pane in [*window.grid.panes, *window.panes.values()])
-    summary_px = min(
-        px(label) for label in window.summary.findChildren(QLabel) if label.isVisible()
+    pane_px = min(
+        px(pane.text) for pane in [*window.stage.grid.panes, *window.stage.panes.values()]
     )
-    lane_px = QFontInfo(window.timeline.lane_font).pixelSize()
+    summary_px = min(
+        px(label) for label in window.stage.summary.findChildren(QLabel) if label.isVisible()
+    )
+    lane_px = QFontInfo(window.stage.timeline.lane_font).pixelSize()
     if size == (1920, 1080):  # the issue's sizes for the back row
         assert pane_px >= 24, f"pane text {pane_px} px"
         assert summary_px >= 24, f"summary text {summary_px} px"
@@ -197,7 +196,7 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     key(window, Qt.Key.Key_Escape)  # … Esc, with nothing running, leaves …
     assert not p.active and not window.sidebar.isHidden()
     assert window.scale == normal_scale and window.theme is DARK
-    assert not isinstance(window.timeline, PresentationTimeline)
+    assert window.stage.look == "window" and window.stage.timeline.show_predictions
     p.action.trigger()  # … and so does the toolbar button
     assert p.active
     scale = window.scale
@@ -243,9 +242,10 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     key(window, Qt.Key.Key_Escape)  # Esc pauses a playing replay, stays presenting
     assert not player.playing and p.active
     player.seek(player.duration / 2)
-    key(window, Qt.Key.Key_R)  # R: the last run again, from its start
-    replayed = window.recordings.replay.player
+    key(window, Qt.Key.Key_R)  # R: the last run again, from its start (presentation's player)
+    replayed = p.player
     assert replayed is not None and replayed.playing and replayed.position < player.duration / 2
+    assert window.recordings.replay.player is None  # one driver of the stage at a time
     assert not window.recordings.replay.bar.isVisible()  # keys drive it, not the bar
     finished = await listen(window.runFinished, 60, "the replay to finish")
     replayed.set_speed(4.0)
@@ -306,14 +306,13 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     window = window_sized((1920, 1080))
     await active(window)
     window.presentation.set_active(True)
-    chart_ui = window.token_chart
-    assert chart_ui.chart.isHidden()
-    assert not chart_ui.chart._ticker.isActive()  # hidden, it polls nothing
+    chart = window.stage.chart
+    assert chart.isHidden()
+    assert not chart._ticker.isActive()  # hidden, it polls nothing
     key(window, Qt.Key.Key_T)  # T shows it beside the timeline
-    chart = chart_ui.chart
-    assert chart.isVisible() and chart_ui.action.isChecked()
+    assert chart.isVisible()
     assert chart._ticker.isActive()
-    assert chart.parentWidget() is window.timeline.parentWidget()  # side by side
+    assert chart.parentWidget() is window.stage.timeline.parentWidget()  # side by side
     recording = load_recording(dict(demo_files())["batching"])
     finished = await listen(window.runFinished, 60, "the replay to finish")
     assert window.recordings.show_recording(recording, speed=2.0)
@@ -339,5 +338,72 @@ async def test_the_tokens_chart_follows_a_replay_and_ends_at_the_group_totals(
     # the parallel streams together climb faster than the one combined stream
     assert groups["parallel"].makespan_s < groups["combined"].makespan_s
     key(window, Qt.Key.Key_T)
-    assert chart_ui.chart.isHidden()
-    assert not chart_ui.chart._ticker.isActive()
+    assert chart.isHidden()
+    assert not chart._ticker.isActive()
+
+
+@pytest.mark.asyncio
+async def test_every_scenario_shows_its_own_state_never_anothers(
+    window_sized: Any, tmp_path: Path
+) -> None:
+    """The talk walked with the keys: each scenario's caption, headline and panes belong to
+    it — an empty stage saying what Space does, its own result once it ran (also when the
+    talk comes back to it), its own recording (a user's scenario that replays one)."""
+    window = window_sized((1280, 720))
+    await active(window)
+    p = window.presentation
+    key(window, Qt.Key.Key_F11)
+    scenarios = list(builtin_scenarios().values())
+    n = len(p.scenarios)
+    for k, s in enumerate(scenarios):
+        if k == 0:
+            key(window, Qt.Key.Key_Right)
+        elif k < 9:
+            key(window, getattr(Qt.Key, f"Key_{k + 1}"))
+        else:
+            key(window, Qt.Key.Key_Right)
+        assert p.index == k and p.caption_bar.where.text() == f"{k + 1} / {n} · {s.title}"
+        assert p.caption_bar.caption.text() == s.caption
+        assert window.stage.state is None and not window.stage.panes, s.name
+        assert f"Press Space to run “{s.title}”." in window.stage.summary.headline.text()
+        assert p.caption_bar.measured.text() == ""
+        assert p.caption_bar.keys.text().startswith("Space run ·")
+    # run the first; its result is on the stage, named in the caption
+    key(window, Qt.Key.Key_1)
+    finished = await listen(window.runFinished, 90, "the batching scenario's live run")
+    key(window, Qt.Key.Key_Space)
+    (first,) = await finished
+    measured = f"Measured: {diagnose_state(first).text}"
+    assert p.caption_bar.measured.text() == measured
+    assert "faster" in window.stage.summary.headline.text()
+    # → the next: not the first one's result
+    key(window, Qt.Key.Key_Right)
+    assert window.stage.state is None and "faster" not in window.stage.summary.headline.text()
+    assert p.caption_bar.measured.text() == ""
+    # ← back: the first one's own result again, at its end
+    shown = await listen(window.runFinished, 20, "the first scenario's result shown again")
+    key(window, Qt.Key.Key_Left)
+    (again,) = await shown
+    assert [r.text for r in again.requests] == [r.text for r in first.requests]
+    assert p.caption_bar.measured.text() == measured
+    assert "faster" in window.stage.summary.headline.text()
+    # a user's scenario that replays a recording: its recording at its start, Space plays it
+    demo = dict(demo_files())["single-slot"]
+    path = tmp_path / "replay.toml"
+    path.write_text(
+        'version = 1\ntitle = "Replay of a single-slot run"\n'
+        'caption = "One request at a time: no gain."\nquestions = "everyday-five"\n'
+        f'[endpoint]\nrecording = "{demo}"\n',
+        encoding="utf-8",
+    )
+    p.open_scenario(load_scenario(path))
+    await wait_until(lambda: p.player is not None, 10, "the scenario's recording opened")
+    assert p.player is not None and not p.player.playing and p.player.position == 0.0
+    assert p.caption_bar.keys.text().startswith("Space play ·")
+    replayed = await listen(window.runFinished, 60, "the scenario's recording played")
+    key(window, Qt.Key.Key_Space)
+    assert p.player.playing
+    p.player.set_speed(4.0)
+    (state,) = await replayed
+    assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
+    assert "faster" not in window.stage.summary.headline.text()  # its own, not batching's

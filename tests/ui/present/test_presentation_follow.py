@@ -31,7 +31,7 @@ def end_in_sight(text: TextStream) -> bool:
 
 def streams(window: MainWindow) -> list[TextStream]:
     """The answer text of every pane on screen, with some text in it."""
-    panes = [p for p in window.panes.values() if p.isVisible() and p.text.toPlainText()]
+    panes = [p for p in window.stage.panes.values() if p.isVisible() and p.text.toPlainText()]
     return [p.text for p in panes if p.text.verticalScrollBar().maximum() > 0]
 
 
@@ -60,7 +60,7 @@ async def test_panes_keep_their_newest_text_in_sight_through_a_type_size_change(
 
     # the reader scrolls Q1 back to its start; a larger font re-wraps every answer (new
     # scroll ranges): Q1 stays where the reader put it, the others follow their end
-    q1 = window.panes[1].text
+    q1 = window.stage.panes[1].text
     bar = q1.verticalScrollBar()
     bar.setSliderPosition(0)  # as a drag of the scroll bar does
     before = {t: t.verticalScrollBar().maximum() for t in streams(window)}

@@ -18,7 +18,6 @@ from PySide6.QtGui import QImage
 
 from paths import ROOT
 from splitdesk.core.files.recording import load_recording
-from splitdesk.core.files.settings import AppSettings
 from splitdesk.ui.common.theme import DARK
 from splitdesk.ui.render.encoders import EncodeError
 from splitdesk.ui.render.exports import (
@@ -38,10 +37,10 @@ BATCHING = ROOT / "resources" / "demos" / "batching.splitdesk.json"
 
 @pytest.mark.asyncio
 async def test_timeline_png_svg_and_window_png(qtbot: object, tmp_path: Path) -> None:
-    frames = ReplayFrames(load_recording(BATCHING), 0, (1280, 720), AppSettings(), DARK)
+    frames = ReplayFrames(load_recording(BATCHING), 0, (1280, 720), DARK, 1.0, look="window")
     try:
         await frames.frame(frames.duration)
-        timeline = frames.window.timeline
+        timeline = frames.stage.timeline
         plot = timeline.plot.getPlotItem().sceneBoundingRect()
         size = timeline_png(timeline, tmp_path / "t.png")
         image = QImage(str(tmp_path / "t.png"))
@@ -60,7 +59,7 @@ async def test_timeline_png_svg_and_window_png(qtbot: object, tmp_path: Path) ->
         }
         lanes = timeline.lanes
         assert len(lanes) == 6 and all(name in texts for name in lanes), (lanes, texts)
-        w, h = window_png(frames.window, tmp_path / "w.png", 2.0)
+        w, h = window_png(frames.stage, tmp_path / "w.png", 2.0)
         assert (w, h) == (2560, 1440)
         assert (
             QImage(str(tmp_path / "w.png")).width(),
@@ -90,7 +89,7 @@ async def test_animation_has_the_expected_frames_and_duration(
         return True
 
     n = await render_animation(
-        recording, path, AnimationOptions(kind, (320, 240), fps), AppSettings(), DARK,
+        recording, path, AnimationOptions(kind, (320, 240), fps), DARK,
         progress=progress,
     )  # fmt: skip
     assert n == expected and seen[-1] == (expected, expected)
@@ -116,7 +115,7 @@ async def test_cancel_leaves_no_file_and_caps_are_enforced(qtbot: object, tmp_pa
     path = tmp_path / "run.gif"
     with pytest.raises(ExportCancelledError):
         await render_animation(
-            recording, path, AnimationOptions("gif", (320, 240), 20.0), AppSettings(), DARK,
+            recording, path, AnimationOptions("gif", (320, 240), 20.0), DARK,
             progress=lambda done, total: done < 2,
         )  # fmt: skip
     assert os.listdir(tmp_path) == []
@@ -127,5 +126,5 @@ async def test_cancel_leaves_no_file_and_caps_are_enforced(qtbot: object, tmp_pa
         (AnimationOptions("gif", (320, 240), 20.0, run=3), "holds 1 run"),
     ):
         with pytest.raises(EncodeError, match=message):
-            await render_animation(recording, path, opts, AppSettings(), DARK)
+            await render_animation(recording, path, opts, DARK)
     assert os.listdir(tmp_path) == []

@@ -13,7 +13,6 @@ from PySide6.QtGui import QFontMetrics, QImage
 
 from paths import ROOT
 from splitdesk.core.files.recording import load_recording
-from splitdesk.core.files.settings import AppSettings
 from splitdesk.ui.common.theme import DARK, ui_font
 from splitdesk.ui.render.exports import ReplayFrames, timeline_png, timeline_svg
 from splitdesk.ui.stage.timeline import LANE_PITCH, Timeline
@@ -34,10 +33,10 @@ def lanes_missing_from_svg(timeline: Timeline, lanes: list[str], path: Path) -> 
 
 @pytest.mark.asyncio
 async def test_png_and_svg_hold_every_lane_of_a_small_window(qtbot: object, tmp_path: Path) -> None:
-    frames = ReplayFrames(load_recording(SINGLE_SLOT), 0, (640, 400), AppSettings(), DARK)
+    frames = ReplayFrames(load_recording(SINGLE_SLOT), 0, (640, 400), DARK, 1.0, look="window")
     try:
         await frames.frame(frames.duration)
-        timeline = frames.window.timeline
+        timeline = frames.stage.timeline
         lanes = list(timeline.lanes)
         assert len(lanes) == 6
         assert timeline.lanes_shown < len(lanes), "all lanes fit: nothing to prove here"
@@ -66,10 +65,10 @@ async def test_a_packed_parallel_block_exports_every_lane_by_name(
     """Where the parallel lanes are packed into one "Parallel (5)" block on screen (room
     for three lanes here), the SVG still names every lane; the window's timeline is packed
     again afterwards."""
-    frames = ReplayFrames(load_recording(SINGLE_SLOT), 0, (1280, 720), AppSettings(), DARK)
+    frames = ReplayFrames(load_recording(SINGLE_SLOT), 0, (1280, 720), DARK, 1.0, look="window")
     try:
         await frames.frame(frames.duration)
-        timeline = frames.window.timeline
+        timeline = frames.stage.timeline
         lanes = list(timeline.lanes)
         plot = timeline.plot
         chrome = plot.height() - plot.getPlotItem().getViewBox().height()

@@ -40,31 +40,31 @@ def snapshot(window: MainWindow) -> dict[str, Any]:
     segments (with their hover texts), and the summary."""
     panes = {
         i: (p.text.toPlainText(), p.state.text(), p.stats.full_text())
-        for i, p in window.panes.items()
+        for i, p in window.stage.panes.items()
     }
-    bars = [(b.lane, b.x0, b.x1, b.kind, b.tip) for b in window.timeline.bars]
+    bars = [(b.lane, b.x0, b.x1, b.kind, b.tip) for b in window.stage.timeline.bars]
     return {
         "panes": panes,
-        "lanes": list(window.timeline.lanes),
-        "segments": dict(window.timeline.segment_counts),
+        "lanes": list(window.stage.timeline.lanes),
+        "segments": dict(window.stage.timeline.segment_counts),
         "bars": bars,
-        "headline": window.summary.headline.text(),
-        "details": window.summary.details.text(),
+        "headline": window.stage.summary.headline.text(),
+        "details": window.stage.summary.details.text(),
     }
 
 
 def pane_texts(window: MainWindow) -> dict[int, str]:
-    return {i: p.text.toPlainText() for i, p in window.panes.items()}
+    return {i: p.text.toPlainText() for i, p in window.stage.panes.items()}
 
 
 async def settled(window: MainWindow) -> None:
     """Let the views' throttles paint the final picture."""
-    for pane in window.panes.values():
+    for pane in window.stage.panes.values():
         pane.throttle.flush()
-    window.timeline.throttle.request()
-    window.timeline.throttle.flush()
-    window.summary.throttle.request()
-    window.summary.throttle.flush()
+    window.stage.timeline.throttle.request()
+    window.stage.timeline.throttle.flush()
+    window.stage.summary.throttle.request()
+    window.stage.summary.throttle.flush()
     await asyncio.sleep(0)
 
 
@@ -158,7 +158,7 @@ async def test_scrubber_shows_the_state_at_any_moment_and_pause_holds(make_windo
     texts = pane_texts(window)
     assert 0 < len(texts[whole.req]) < len(whole.text)
     assert window.state is player.state and window.state.now() == moment
-    assert "running" in window.summary.headline.text()
+    assert "running" in window.stage.summary.headline.text()
 
     # paused: nothing moves
     applied = player.state.events_applied
@@ -187,7 +187,7 @@ async def test_scrubber_shows_the_state_at_any_moment_and_pause_holds(make_windo
 
 
 def test_speed_is_kept_between_quarter_and_four() -> None:
-    from splitdesk.ui.replay.driver import ReplayPlayer
+    from splitdesk.ui.stage.playback import ReplayPlayer
 
     assert ReplayPlayer.clamp_speed(10) == 4.0
     assert ReplayPlayer.clamp_speed(0.01) == 0.25
@@ -244,7 +244,7 @@ async def test_demos_menu_replays_without_any_endpoint(make_window: Any) -> None
     driver.seek(driver.player.duration)  # to the end at once: finishes synchronously
     (state,) = await finished
     assert window.controller.sim is None and not window.controller.engine.alive
-    assert len(window.panes) == 1 + len(state.info.questions)
+    assert len(window.stage.panes) == 1 + len(state.info.questions)
     assert all(r.outcome == "done" for r in state.requests)
     assert state.finished and driver.player.done
 
@@ -359,10 +359,10 @@ async def test_replay_labels_panes_and_lanes_with_the_recorded_titles(make_windo
     window.questions.set_question_set(QuestionSet(title="Two", questions=other))
     window.recordings.demo_actions["batching"].trigger()
     await wait_until(lambda: window.recordings.replay.active, 10)
-    parallel = [window.panes[i] for i in range(1, 1 + len(titles))]  # 0: the combined one
+    parallel = [window.stage.panes[i] for i in range(1, 1 + len(titles))]  # 0: the combined one
     assert [p.title.full_text() for p in parallel] == titles
     driver = window.recordings.replay
     assert driver.player is not None
     driver.seek(driver.player.duration)  # to the end at once
-    await wait_until(lambda: len(window.timeline.lanes) == 1 + len(titles), 10)
-    assert [lane.split(" ", 1)[1] for lane in window.timeline.lanes[1:]] == titles
+    await wait_until(lambda: len(window.stage.timeline.lanes) == 1 + len(titles), 10)
+    assert [lane.split(" ", 1)[1] for lane in window.stage.timeline.lanes[1:]] == titles

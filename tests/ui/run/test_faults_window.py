@@ -108,7 +108,7 @@ async def test_every_fault_shows_in_its_pane_and_the_window_keeps_up(
         combined = state.requests[0]
         assert combined.group == "combined"
         faultcases.check_request(None, combined, records[0])
-        panes = window.grid.panes
+        panes = window.stage.grid.panes
         assert len(panes) == len(cases) + 1
         for q, (case, pane) in enumerate(zip([*cases, None], panes, strict=True)):
             r = next(t for t in state.requests if t.group == "parallel" and t.questions == (q,))
@@ -121,5 +121,5 @@ async def test_every_fault_shows_in_its_pane_and_the_window_keeps_up(
                 assert pane.error.isVisible()
                 assert re.search(case.words, pane.error.text()), (case.fault, pane.error.text())
         if any(c.kind is not None for c in cases):
-            assert "failed" in window.summary.details.text()
+            assert "failed" in window.stage.summary.details.text()
         assert window.run_button.isEnabled()

@@ -42,6 +42,6 @@ async def test_prediction_arrives_before_any_request_is_sent(make_window: Any) -
     assert all(p.e2e_s > 0 and not p.rejected for p in preds)
     # and the run's views drew it: ghost bars on the timeline, the predicted ratio in the
     # headline (both bound to the run before the prediction was handed over)
-    assert window.timeline.predictions == preds
-    assert any(b.kind == "ghost" for b in window.timeline.bars)
-    assert "predicted" in window.summary.headline.text()
+    assert window.stage.timeline.predictions == preds
+    assert any(b.kind == "ghost" for b in window.stage.timeline.bars)
+    assert "predicted" in window.stage.summary.headline.text()

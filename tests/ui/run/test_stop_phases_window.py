@@ -125,7 +125,7 @@ async def test_stop_in_every_phase_in_the_window(
         t0 = loop.time()
         window.stop_button.click()
         await wait_until(
-            lambda: all("stopped" in p.state.text() for p in window.panes.values()),
+            lambda: all("stopped" in p.state.text() for p in window.stage.panes.values()),
             2,
             "every pane says stopped",
         )
@@ -138,7 +138,7 @@ async def test_stop_in_every_phase_in_the_window(
     await finished
     for r, text in zip(state.requests, text_before, strict=True):
         assert r.outcome == "stopped" and r.text.startswith(text)
-    for pane, r in zip(window.grid.panes, state.group("parallel"), strict=True):
+    for pane, r in zip(window.stage.grid.panes, state.group("parallel"), strict=True):
         assert pane.text.toPlainText() == r.text
     # The engine process let go of every connection and thread of the run.
     await wait_until(

@@ -155,16 +155,16 @@ async def settled(window: MainWindow) -> None:
     same = 0
 
     def snapshot() -> tuple[Any, ...]:
-        vb = window.timeline.plot.getPlotItem().getViewBox()
+        vb = window.stage.timeline.plot.getPlotItem().getViewBox()
         return (
-            window.grid.viewport().size().toTuple(),
-            window.grid._columns,
-            window.grid.compact,
-            window.grid.more_label.text(),
+            window.stage.grid.viewport().size().toTuple(),
+            window.stage.grid._columns,
+            window.stage.grid.compact,
+            window.stage.grid.more_label.text(),
             round(vb.height()),
-            window.timeline.lanes_shown,
-            tuple(window.timeline.shown_names),
-            tuple(p.stats.text() for p in window.grid.panes),
+            window.stage.timeline.lanes_shown,
+            tuple(window.stage.timeline.shown_names),
+            tuple(p.stats.text() for p in window.stage.grid.panes),
         )
 
     def stable() -> bool:
@@ -248,7 +248,7 @@ def check_toolbar(window: MainWindow) -> None:
 
 
 def check_timeline(window: MainWindow, n: int, labels: list[str]) -> None:
-    timeline = window.timeline
+    timeline = window.stage.timeline
     assert len(timeline.lanes) == n + 1
     assert timeline.lanes[1:] == [f"Q{q + 1} {labels[q]}" for q in range(n)]
     names = timeline.lane_name_rects()
@@ -299,7 +299,7 @@ def check_timeline(window: MainWindow, n: int, labels: list[str]) -> None:
 
 
 def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
-    grid = window.grid
+    grid = window.stage.grid
     assert len(grid.panes) == n
     inner = grid.widget()
     assert inner.width() <= grid.viewport().width(), "panes wider than the grid: cut at its edge"
@@ -322,7 +322,7 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
 
 def check_summary(window: MainWindow) -> None:
     """Every line of the summary strip is shown whole, above the status bar."""
-    summary = window.summary
+    summary = window.stage.summary
     strip = rect_in(summary, window)
     assert strip.bottom() < window.statusBar().geometry().top(), "summary below the window"
     for label in summary.findChildren(QLabel):
@@ -335,7 +335,7 @@ def check_summary(window: MainWindow) -> None:
 
 def check_text_sizes(window: MainWindow) -> None:
     """The headline is the biggest text on screen; the payoff line is second."""
-    summary = window.summary
+    summary = window.stage.summary
     assert summary.payoff.isVisible() and "appeared after" in summary.payoff.text()
 
     def height(w: QWidget) -> int:
@@ -369,14 +369,14 @@ async def test_every_size_and_n_is_legible(
     # the sidebar hides itself on a narrow window (a projector) until the user chooses
     assert window.sidebar.isVisible() == (size[0] >= 1000 * scale)
     check_toolbar(window)
-    combined = [p for p in window.panes.values() if p not in window.grid.panes]
+    combined = [p for p in window.stage.panes.values() if p not in window.stage.grid.panes]
     assert len(combined) == 1
     check_pane_header(combined[0], None)
     check_grid(window, n, labels)
     check_timeline(window, n, labels)
     # the key picture: the combined bar and every parallel bar in sight, named one by one
     # or packed into one "Parallel (N)" block, never scrolled away
-    timeline = window.timeline
+    timeline = window.stage.timeline
     assert timeline.lanes_shown == len(timeline.lanes), (
         f"{timeline.lanes_shown} of {len(timeline.lanes)} lanes in sight"
     )
@@ -428,14 +428,14 @@ async def test_a_projector_shows_every_lane_at_five_questions(
     controller.runPlanned.emit(plan, questions)
     state = RunState()
     controller.runStarted.emit(state)
-    lane = window.server_lane
+    lane = window.stage.server_lane
     lane.start(state, window.endpoint.settings(), sim_short.url)  # as a live run on the sim
     assert lane.polling()
     for ev in events:
         state.apply(ev)
     controller.runFinished.emit(state)
     await settled(window)
-    timeline = window.timeline
+    timeline = window.stage.timeline
     assert len(timeline.lanes) == 6
     assert timeline.lanes_shown == 6 and timeline.lane_top == 0, (
         f"{timeline.lanes_shown} of 6 lanes in sight"
@@ -445,10 +445,10 @@ async def test_a_projector_shows_every_lane_at_five_questions(
     assert lane.fold in ("line", "off")
     assert lane.isVisible() == (lane.fold == "line")
     assert lane.action.isChecked() == (lane.fold == "line")
-    hidden = window.grid.hidden_panes()
+    hidden = window.stage.grid.hidden_panes()
     assert len(hidden) < 5, "no parallel pane in sight"
     check_summary(window)
-    for pane in window.panes.values():
+    for pane in window.stage.panes.values():
         if pane.isVisible() and pane not in hidden:
             assert_whole_lines(pane)
     # the user's choice wins: View → Server lane shows it whole; the lanes then scroll
@@ -472,12 +472,12 @@ async def test_dependent_questions_leave_no_empty_parallel_column(
     plan = make_plan("dependent", questions, CombinedTemplate(), None)
     window.controller.runPlanned.emit(plan, questions)
     await settled(window)
-    right = window.grid.parentWidget()
+    right = window.stage.grid.parentWidget()
     assert right is not None and not right.isVisible()
-    left = window.pane_split.widget(0)
-    assert left.width() >= window.pane_split.width() - 2, "the panes do not take the width"
-    assert len(set(window.panes.values())) == 2  # combined, and one pane for the chain
+    left = window.stage.pane_split.widget(0)
+    assert left.width() >= window.stage.pane_split.width() - 2, "the panes do not take the width"
+    assert len(set(window.stage.panes.values())) == 2  # combined, and one pane for the chain
     side = make_plan("side-by-side", questions, CombinedTemplate(), None)
     window.controller.runPlanned.emit(side, questions)
     await settled(window)
-    assert right.isVisible() and len(window.grid.panes) == 2
+    assert right.isVisible() and len(window.stage.grid.panes) == 2

@@ -40,8 +40,8 @@ async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -
     (state,) = await wait_signal(window.runFinished, 90, "the full run to finish")
 
     n = len(QUESTIONS)
-    combined = [p for p in window.panes.values() if isinstance(p, CombinedPane)]
-    parallel = window.grid.panes
+    combined = [p for p in window.stage.panes.values() if isinstance(p, CombinedPane)]
+    parallel = window.stage.grid.panes
     assert len(combined) == 1 and len(parallel) == n
     # Every parallel pane shows exactly the answer the built-in endpoint sent for its question.
     for q, pane in enumerate(parallel):
@@ -60,7 +60,7 @@ async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -
         assert expected_answer(QUESTIONS[q]) in text
     assert sorted(combined[0]._headed) == list(range(n))
     # Timeline: 1 + N lanes; the combined lane in N answer segments, the others in one.
-    timeline = window.timeline
+    timeline = window.stage.timeline
     assert len(timeline.lanes) == 1 + n
     assert timeline.lanes[0].startswith("Combined")
     combined_req = next(r.req for r in state.requests if r.group == "combined")
@@ -71,9 +71,9 @@ async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -
     assert starts == sorted(starts) and starts[-1] > 1.0
     assert max(b.x0 for b in timeline.bars if b.kind == "stream" and b.lane > 0) < 0.3
     # Summary: the speed-up on the batching profile.
-    summary = window.summary.summary
+    summary = window.stage.summary.summary
     assert summary is not None and summary.speedup is not None and summary.speedup > 2
-    assert "faster" in window.summary.headline.text()
+    assert "faster" in window.stage.summary.headline.text()
     assert "Stop" in window.stop_button.text() and not window.stop_button.isEnabled()
     assert window.run_button.isEnabled()
 
@@ -90,7 +90,7 @@ async def test_one_after_another_with_the_sequential_baseline(make_window: Any) 
     n = len(QUESTIONS)
     assert [r.group for r in state.requests].count("sequential") == n
     # The sequential lane: N numbered segments, one after another, one end label.
-    timeline = window.timeline
+    timeline = window.stage.timeline
     assert timeline.lanes[-1] == "Sequential" and len(timeline.lanes) == 1 + n + 1
     seq_lane = len(timeline.lanes) - 1
     segments = sorted(
@@ -100,14 +100,18 @@ async def test_one_after_another_with_the_sequential_baseline(make_window: Any) 
     assert all(a[1] <= b[0] + 1e-6 for a, b in itertools.pairwise(segments))
     shown = [lb for lb in timeline.labels if lb.isVisible()]
     numbers = [lb.toPlainText() for lb in shown if round(lb.pos().y()) == seq_lane]
-    assert numbers == [str(q + 1) for q in range(n)] + [f"{segments[-1][1]:.1f} s"]
+    # the lane's end label: how long after the baseline's first send its last token came
+    # (the bars sit on the run's one clock, after the combined and parallel phases)
+    origin = min(r.t_send or 0.0 for r in state.requests if r.group == "sequential")
+    assert origin > 0.5, "the baseline ran after the other two ways, on the same axis"
+    assert numbers == [str(q + 1) for q in range(n)] + [f"{segments[-1][1] - origin:.1f} s"]
     ends = [lb for lb in shown if lb.toPlainText().endswith(" s")]
     assert len(ends) == len(timeline.lanes)  # one end label per lane
     # The SEQ pane sums up the whole baseline, and the summary names all three.
-    seq = window._sequential
+    seq = window.stage._sequential
     assert seq is not None
     assert seq.stats.full_text().startswith(f"{n}/{n} answered · TTFT ")
-    assert "Sequential" in window.summary.headline.text()
+    assert "Sequential" in window.stage.summary.headline.text()
 
 
 @pytest.mark.asyncio
@@ -137,17 +141,17 @@ async def test_stop_mid_run_stops_every_pane_quickly_and_keeps_text(make_window:
         t0 = loop.time()
         window.stop_button.click()
         await wait_until(
-            lambda: all("stopped" in p.state.text() for p in window.panes.values()),
+            lambda: all("stopped" in p.state.text() for p in window.stage.panes.values()),
             2,
             "every pane says stopped",
         )
         took = loop.time() - t0
     own = took - cpu.waited_s
     assert own < 0.2, f"stop took {own:.3f} s of the app's own time ({took:.3f} s wall clock)"
-    for pane in window.panes.values():
+    for pane in window.stage.panes.values():
         assert len(pane.text.toPlainText()) > 30  # partial text kept
     await finished
-    assert "stopped" in window.summary.headline.text()
+    assert "stopped" in window.stage.summary.headline.text()
     assert window.run_button.isEnabled()
 
 
@@ -162,21 +166,21 @@ async def test_refused_connection_shows_one_banner_with_the_cause_and_the_fix(
     window = make_window(AppSettings(endpoint=endpoint))
     window.run_button.click()
     await wait_signal(window.runFinished, 60, "the run to finish")
-    assert window.panes
+    assert window.stage.panes
     # the cause and the fix once, in the summary's banner ...
-    banner = window.summary.banner
+    banner = window.stage.summary.banner
     assert banner.isVisible()
-    assert f"All {len(window.panes)} requests failed the same way" in banner.text()
+    assert f"All {len(window.stage.panes)} requests failed the same way" in banner.text()
     assert f"cannot connect to 127.0.0.1:{port}" in banner.text()
     assert "is the server running at" in banner.text()
     # ... not N copies: each pane says it failed and points there
-    for pane in window.panes.values():
+    for pane in window.stage.panes.values():
         assert "failed" in pane.state.text()
         assert pane.error.isVisible()
         assert "is the server running at" not in pane.error.text()
         assert "shown once, in the summary" in pane.error.text()
     # the headline counts the failures instead of showing a time
-    headline = window.summary.headline.text()
+    headline = window.stage.summary.headline.text()
     assert "Combined: " in headline and "1 of 1 failed (cannot connect)" in headline
     assert f"{len(QUESTIONS)} of {len(QUESTIONS)} failed (cannot connect)" in headline
 
@@ -221,14 +225,14 @@ async def test_http_401_says_to_check_the_key_and_never_shows_it(
         window.run_button.click()
         await wait_signal(window.runFinished, 60, "the run to finish")
         assert any(key.encode() in head for head, _ in server.requests)
-    banner = window.summary.banner
+    banner = window.stage.summary.banner
     assert banner.isVisible()
     assert "HTTP 401" in banner.text() and "check the API key" in banner.text()
     assert key not in banner.text()
-    for pane in window.panes.values():
+    for pane in window.stage.panes.values():
         assert "failed" in pane.error.text() and "HTTP 401" not in pane.error.text()
         assert key not in pane.error.text()
-    assert key not in window.summary.headline.text() + window.summary.explain.text()
+    assert key not in window.stage.summary.headline.text() + window.stage.summary.explain.text()
 
 
 @pytest.mark.asyncio

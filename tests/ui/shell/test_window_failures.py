@@ -27,14 +27,14 @@ FAST = EndpointSettings(speed=4.0)
 
 
 def pane_errors(window: Any) -> list[str]:
-    return [pane.error.text() for pane in window.panes.values()]
+    return [pane.error.text() for pane in window.stage.panes.values()]
 
 
 def assert_failed_everywhere(window: Any, state: Any, words: str) -> None:
     assert state.requests and all(r.outcome == "failed" for r in state.requests)
     for r in state.requests:
         assert r.error is not None and words in r.error.message, r.error
-    for pane in window.panes.values():
+    for pane in window.stage.panes.values():
         assert "failed" in pane.state.text()
     status = window.statusBar().currentMessage()
     assert words in status and not status.startswith("Done"), status
@@ -66,7 +66,7 @@ async def test_a_bad_url_fails_every_request_clearly_and_the_engine_survives(
     pid = window.controller.engine.pid
     state = await run_once(window, "the run with an invalid base URL")
     assert_failed_everywhere(window, state, "invalid base URL 'localhost:8000/v1'")
-    assert all("stopped" not in pane.state.text() for pane in window.panes.values())
+    assert all("stopped" not in pane.state.text() for pane in window.stage.panes.values())
     assert window.controller.engine.pid == pid  # the bad run did not take the engine down
     # and the same window runs again once the URL is fixed
     window.endpoint.set_settings(FAST)
@@ -87,7 +87,7 @@ async def test_an_unknown_dialect_that_slipped_through_ends_the_run_with_its_nam
     window.endpoint._settings = endpoint
     state = await run_once(window, "the run with an unknown dialect")
     assert_failed_everywhere(window, state, "unknown API dialect 'openai-realtime'")
-    assert "Cannot run: unknown API dialect" in window.summary.headline.text()
+    assert "Cannot run: unknown API dialect" in window.stage.summary.headline.text()
 
 
 @pytest.mark.asyncio

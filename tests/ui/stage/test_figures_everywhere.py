@@ -213,9 +213,6 @@ async def test_every_place_shows_the_same_figures(qtbot: Any) -> None:
     timeline.show()
     timeline.bind(state, QUESTIONS)
     timeline.finish()
-    # one phase: drawn on the run's own axis (t = 0 at the run's origin), so JSON's
-    # t_send_s (seconds from the run's start) is where each request's bars begin
-    origin = 0.0
     for i, j in enumerate(reqs):
         bars = [b for b in timeline.bars if b.lane == i]
         waits = [b for b in bars if b.kind == "wait"]
@@ -236,13 +233,14 @@ async def test_every_place_shows_the_same_figures(qtbot: Any) -> None:
                 j["first_tool_call_s"], abs=5e-4
             )
         if j["e2e_s"] is not None and streams:
-            assert streams[-1].x1 == pytest.approx(j["t_send_s"] + j["e2e_s"] - origin, abs=1e-6)
+            # on the run's one clock (seconds since it started), as the server lane
+            assert streams[-1].x1 == pytest.approx(j["t_send_s"] + j["e2e_s"], abs=1e-6)
     backoffs = [b for b in timeline.bars if b.kind == "backoff"]
     assert [b.lane for b in backoffs] == [RETRY]
     (bar,) = backoffs
     assert "Retry-After 0.3 s" in bar.tip
     # JSON times are rounded to the microsecond: three of them add up to 2 µs
-    j_start = reqs[RETRY]["t_send_s"] - origin + jb["start_s"]
+    j_start = reqs[RETRY]["t_send_s"] + jb["start_s"]
     assert bar.x0 == pytest.approx(j_start, abs=2e-6)
     assert bar.x1 - bar.x0 == pytest.approx(jb["end_s"] - jb["start_s"], abs=2e-6)
     labels = [lb.toPlainText() for lb in timeline.labels if lb.isVisible()]

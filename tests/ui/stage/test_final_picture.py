@@ -28,7 +28,7 @@ from splitdesk.ui.stage.panes import CombinedPane, RequestPane
 
 def final_picture(window: MainWindow) -> dict[str, Any]:
     """Everything the views show of a finished run, as plain values."""
-    tl = window.timeline
+    tl = window.stage.timeline
     vb = tl.plot.getPlotItem().getViewBox()
     labels = sorted(
         (label.toPlainText(), round(label.pos().x(), 9), round(label.pos().y(), 9))
@@ -38,7 +38,7 @@ def final_picture(window: MainWindow) -> dict[str, Any]:
     return {
         "panes": {
             i: (p.text.toPlainText(), p.state.text(), p.stats.full_text())
-            for i, p in window.panes.items()
+            for i, p in window.stage.panes.items()
         },
         "lanes": list(tl.lanes),
         "lane_names": list(tl.shown_names),
@@ -47,8 +47,8 @@ def final_picture(window: MainWindow) -> dict[str, Any]:
         "labels": labels,
         "x_range": [round(v, 9) for v in vb.viewRange()[0]],
         "y_range": [round(v, 9) for v in vb.viewRange()[1]],
-        "headline": window.summary.headline.text(),
-        "details": window.summary.details.text(),
+        "headline": window.stage.summary.headline.text(),
+        "details": window.stage.summary.details.text(),
     }
 
 
@@ -59,12 +59,12 @@ async def settled(window: MainWindow) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     end = loop.time() + 10
     while True:
-        for pane in window.panes.values():
+        for pane in window.stage.panes.values():
             pane.throttle.flush()
-        window.timeline.throttle.request()
-        window.timeline.throttle.flush()
-        window.summary.throttle.request()
-        window.summary.throttle.flush()
+        window.stage.timeline.throttle.request()
+        window.stage.timeline.throttle.flush()
+        window.stage.summary.throttle.request()
+        window.stage.summary.throttle.flush()
         await asyncio.sleep(0.05)
         now = final_picture(window)
         if now == last:
@@ -91,8 +91,10 @@ async def test_live_run_ends_with_the_picture_its_events_give_at_once(make_windo
     assert predictions, "the built-in endpoint gave no prediction (no ghost bars to compare)"
 
     # The picture shows what arrived: each parallel pane holds its request's whole text.
-    parallel = [p for p in window.panes.values() if type(p) is RequestPane]
-    assert len(parallel) == 5 and any(isinstance(p, CombinedPane) for p in window.panes.values())
+    parallel = [p for p in window.stage.panes.values() if type(p) is RequestPane]
+    assert len(parallel) == 5 and any(
+        isinstance(p, CombinedPane) for p in window.stage.panes.values()
+    )
     for pane in parallel:
         assert pane.trace is not None
         assert pane.text.toPlainText() == "".join(pane.trace.text_parts)
@@ -102,13 +104,13 @@ async def test_live_run_ends_with_the_picture_its_events_give_at_once(make_windo
     other: MainWindow = make_window(AppSettings(endpoint=EndpointSettings(speed=4.0)))
     (plan, questions) = planned[-1]
     state = RunState()
-    other.summary.client_note = window.summary.client_note  # how the live run was sent
-    other._run_planned(plan, questions)
-    other._run_started(state)
-    other._predictions(predictions[-1])
+    other.stage.client_note = window.stage.client_note  # how the live run was sent
+    other.stage.plan(plan, questions, other.questions.labels())  # as the window plans it
+    other.stage.bind(state)
+    other.stage.predictions(predictions[-1])
     for event in events:
         state.apply(event)
-    other._run_finished(state)
+    other.stage.finish(state)
     at_once = await settled(other)
     for key in live:
         assert at_once[key] == live[key], f"{key} differs between the live run and at once"

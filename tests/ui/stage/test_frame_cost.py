@@ -54,7 +54,7 @@ async def test_header_and_summary_figures_change_at_a_readable_pace_and_end_exac
     live = [t1 - t0 for (t0, s0), (t1, s1) in itertools.pairwise(summaries) if s0 and s1]
     assert len(live) > 5, "the summary hardly followed the run"
     assert min(live) >= 0.95 * LIVE_TEXT_MS / 1000, sorted(live)[:5]
-    assert window.summary.summary == summarize(state)  # the end is exact
+    assert window.stage.summary.summary == summarize(state)  # the end is exact
     gaps = [
         t1 - t0
         for seen in writes.values()
@@ -65,7 +65,7 @@ async def test_header_and_summary_figures_change_at_a_readable_pace_and_end_exac
     # a timer fires late under load, never early: no two rewrites of a streaming pane's
     # figures closer than HEADER_MS (Qt's coarse timers may fire up to 5 % early)
     assert min(gaps) >= 0.95 * HEADER_MS / 1000, sorted(gaps)[:5]
-    for key, pane in window.panes.items():  # the end is exact, not held back
+    for key, pane in window.stage.panes.items():  # the end is exact, not held back
         assert pane.trace is not None and pane.trace.finished
         assert pane.stats._variants == header_variants(request_figures(pane.trace)), key
 
@@ -75,7 +75,7 @@ async def test_a_lane_redraw_without_a_new_sample_sets_nothing(make_window: Any)
     window = make_window(AppSettings(endpoint=EndpointSettings(speed=4.0)))
     window.run_button.click()
     await wait_signal(window.runFinished, 60, "a run on the built-in endpoint")
-    lane = window.server_lane
+    lane = window.stage.server_lane
     assert lane.series.t_s, "the lane drew no sample of the run"
     calls: list[str] = []
     for name in ("running_curve", "waiting_curve", "kv_curve"):
@@ -130,7 +130,7 @@ async def test_a_runs_end_is_shown_over_turns_and_exact_at_run_finished(
     (state,) = await wait_signal(window.runFinished, 60, "the default run's end")
     assert in_ending_drain == [0], f"pane refreshes in the run-ending drain: {in_ending_drain}"
     assert state.ended is not None and all(r.outcome == "done" for r in state.requests)
-    for key, pane in window.panes.items():
+    for key, pane in window.stage.panes.items():
         assert pane.trace is not None
         if type(pane) is RequestPane:  # the combined pane adds headings to its text
             assert pane.text.toPlainText() == "".join(pane.trace.text_parts), key

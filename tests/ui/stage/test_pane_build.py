@@ -38,7 +38,7 @@ async def test_panes_built_after_their_requests_started_show_them(make_window: A
     plan = make_plan("side-by-side", questions, CombinedTemplate(), 64)
     controller = window.controller
     controller.runPlanned.emit(plan, questions)
-    assert not window.panes, "panes were built in the turn that pressed Run"
+    assert not window.stage.panes, "panes were built in the turn that pressed Run"
     state = RunState()
     controller.runStarted.emit(state)
     state.apply(RunStarted(0.0, plan.mode, tuple(questions), {}, 0, len(plan.phases)))
@@ -49,15 +49,15 @@ async def test_panes_built_after_their_requests_started_show_them(make_window: A
     state.apply(TextReceived(0.2, 3, "thinking it over", reasoning=True))
     for i in range(len(plan.requests)):  # ended: out of sight or not, a pane shows it
         state.apply(RequestEnded(0.3, i, "done", None, None))
-    await wait_until(lambda: window._laid_out, 10, "every pane built and laid out")
-    assert len(window.panes) == len(plan.requests) and len(window.grid.panes) == 24
-    for i, pane in window.panes.items():
+    await wait_until(lambda: window.stage._laid_out, 10, "every pane built and laid out")
+    assert len(window.stage.panes) == len(plan.requests) and len(window.stage.grid.panes) == 24
+    for i, pane in window.stage.panes.items():
         assert pane.trace is state.requests[i], f"pane {i} not bound to its request"
         pane.throttle.flush()
         assert pane.text.toPlainText() == f"answer of request {i}"
-    made = [i for i, p in window.panes.items() if p._reasoning is not None]
+    made = [i for i, p in window.stage.panes.items() if p._reasoning is not None]
     assert made == [3], f"reasoning views made for {made}, reasoning arrived for 3 only"
-    assert window.panes[3].reasoning.toPlainText() == "thinking it over"
+    assert window.stage.panes[3].reasoning.toPlainText() == "thinking it over"
 
 
 class LayoutRequests(QObject):

@@ -33,22 +33,22 @@ def live_parallel_panes() -> list[RequestPane]:
 async def test_the_next_runs_panes_replace_the_previous_ones_at_once(make_window: Any) -> None:
     window = make_window(AppSettings())
     first = [f"First run question {i + 1}?" for i in range(12)]
-    window._run_planned(make_plan("side-by-side", first, CombinedTemplate(), 256), first)
-    old = list(window.grid.panes)
+    window.stage.plan(make_plan("side-by-side", first, CombinedTemplate(), 256), first)
+    old = list(window.stage.grid.panes)
     assert len(old) == 12 and len(live_parallel_panes()) == 12
     run = RunState()
-    for pane in window.panes.values():  # the combined pane and the 12 parallel ones
+    for pane in window.stage.panes.values():  # the combined pane and the 12 parallel ones
         pane.set_run(run)  # as when the run's requests are planned
     run_gone = weakref.ref(run)
     del run, pane
-    for pane in window.panes.values():  # read-only answer views: no undo history kept
+    for pane in window.stage.panes.values():  # read-only answer views: no undo history kept
         for view in (pane.text, pane.reasoning):
             assert view.isReadOnly() and not view.document().isUndoRedoEnabled()
 
     second = [f"Second run question {i + 1}?" for i in range(5)]
-    window._run_planned(make_plan("side-by-side", second, CombinedTemplate(), 256), second)
+    window.stage.plan(make_plan("side-by-side", second, CombinedTemplate(), 256), second)
     # no turn of the event loop in between: the first run's 12 panes are deleted already
     assert not any(shiboken6.isValid(p) for p in old), "a previous run's pane is still alive"
     assert run_gone() is None, "the previous run is still held (by its replaced panes)"
-    assert set(live_parallel_panes()) == set(window.grid.panes)
-    assert [p.title.full_text() for p in window.grid.panes] == window._labels
+    assert set(live_parallel_panes()) == set(window.stage.grid.panes)
+    assert [p.title.full_text() for p in window.stage.grid.panes] == window.stage._labels

@@ -41,7 +41,7 @@ async def test_lane_shows_batch_of_n_in_parallel_and_1_in_combined(make_window: 
     window.mode.setCurrentIndex(window.mode.findData("one-after-another"))
     window.run_button.click()
     (state,) = await wait_signal(window.runFinished, 90, "the one-after-another run finished")
-    lane = window.server_lane
+    lane = window.stage.server_lane
     assert lane.isVisible()
     n = len(state.info.questions)
     combined = next(t for t in state.requests if t.group == "combined")
@@ -105,7 +105,7 @@ async def test_an_older_recording_replays_without_a_lane(make_window: Any) -> No
     old = load_recording(OLD_RECORDING)
     assert old.runs[0].server is None
     await replay_to_end(window, old)
-    lane = window.server_lane
+    lane = window.stage.server_lane
     assert not lane.isVisible() and not lane.polling()
     assert lane.caption.text() == "" and lane.series.t_s == []
     assert ydata(lane.running_curve) == []
@@ -121,7 +121,7 @@ async def test_replayed_kv_is_percent_or_nothing_as_the_server_published(
     old = load_recording(OLD_RECORDING)
     end = old.runs[0].duration_s
     t_s = [round(end * k / 4, 6) for k in range(4)]
-    lane = window.server_lane
+    lane = window.stage.server_lane
     right = lane.plot.getPlotItem().getAxis("right")
 
     vllm = ServerSeriesRecord(

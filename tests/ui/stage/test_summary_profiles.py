@@ -161,13 +161,13 @@ async def test_fair_mode_offer_runs_one_after_another(make_window: Any) -> None:
     window.mode.setCurrentIndex(window.mode.findData("side-by-side"))
     window.run_button.click()
     await wait_signal(window.runFinished, 60)
-    assert "no verdict" in window.summary.headline.text()
-    assert window.summary.explain.isVisible()
-    window.summary.explain.linkActivated.emit("fair-mode")
+    assert "no verdict" in window.stage.summary.headline.text()
+    assert window.stage.summary.explain.isVisible()
+    window.stage.summary.explain.linkActivated.emit("fair-mode")
     (state,) = await wait_signal(window.runFinished, 60)
     assert window.mode.currentData() == "one-after-another"
     assert state.info.mode == "one-after-another"
-    assert "one at a time" in window.summary.explain.text()
+    assert "one at a time" in window.stage.summary.explain.text()
 
 
 @pytest.mark.asyncio
@@ -177,7 +177,7 @@ async def test_a_queued_pane_names_its_wait_and_keeps_counting(make_window: Any)
 
     def queued() -> list[float]:
         found = []
-        for pane in window.grid.panes:
+        for pane in window.stage.grid.panes:
             m = re.search(r"queued behind \d+ requests? · waiting ([\d.]+) s", pane.state.text())
             if m:
                 found.append(float(m.group(1)))
@@ -200,12 +200,12 @@ async def test_refused_panes_show_their_whole_error_at_the_top(
     window.resize(*size)
     window.run_button.click()
     (state,) = await wait_signal(window.runFinished, 60)
-    assert "refused (HTTP 429)" in window.summary.headline.text()
-    assert not window.summary.banner.isVisible()  # not every request failed: no banner
-    failed = [window.panes[t.req] for t in state.requests if t.outcome == "failed"]
+    assert "refused (HTTP 429)" in window.stage.summary.headline.text()
+    assert not window.stage.summary.banner.isVisible()  # not every request failed: no banner
+    failed = [window.stage.panes[t.req] for t in state.requests if t.outcome == "failed"]
     assert failed
     for pane in failed:
-        window.grid.ensureWidgetVisible(pane)
+        window.stage.grid.ensureWidgetVisible(pane)
         await wait_until(lambda p=pane: not p.visibleRegion().isEmpty(), 5)
         error = pane.error
         assert error.isVisible() and "HTTP 429" in error.text()

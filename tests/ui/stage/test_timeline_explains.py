@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from core.analyse.test_diagnosis import Req, batching, build
 
 from splitdesk.ui.common.theme import DARK
@@ -28,9 +29,18 @@ def axis_label(timeline: Timeline) -> str:
     return str(timeline.plot.getPlotItem().getAxis("bottom").labelText)
 
 
-def test_axis_says_each_way_starts_at_zero_one_after_another(qtbot: Any) -> None:
-    t = timeline_of(build(batching(), mode="one-after-another"), qtbot)
-    assert axis_label(t) == "seconds since each way's own start (one after another)"
+def test_one_after_another_runs_on_the_runs_one_clock(qtbot: Any) -> None:
+    """Every lane on one time axis (the server lane's too): the ways sent one after
+    another follow each other on it, and each lane's end label says how long its way took."""
+    state = build(batching(), mode="one-after-another")
+    t = timeline_of(state, qtbot)
+    assert axis_label(t) == "seconds since the run started (each way after the one before)"
+    combined = next(r for r in state.requests if r.group == "combined")
+    parallel = [r for r in state.requests if r.group == "parallel"]
+    assert all(r.t_send is not None and combined.t_end is not None for r in parallel)
+    first_parallel = min(b.x0 for b in t.bars if b.lane > 0)
+    assert first_parallel == pytest.approx(min(r.t_send or 0.0 for r in parallel), abs=1e-9)
+    assert first_parallel >= (combined.t_end or 0.0) - 1e-9, "parallel starts after combined"
     reqs = [Req("combined", 0.0, first=0.01, tokens=500)] + [
         Req("parallel", 0.0, first=0.01, tokens=100) for _ in range(5)
     ]

@@ -1,0 +1,62 @@
+"""The caption bar over the stage while presenting: which scenario (``3 / 7 · Rate limit
+of 2``), its caption big, the measured line once the run or replay has finished, and the
+keys that work now. Part of the stage, so an exported clip carries it too."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from splitdesk.ui.common.theme import Theme, ui_font
+
+
+class CaptionBar(QFrame):
+    """The caption area: which scenario (``3 / 7 · Rate limit of 2``), its caption big,
+    the measured diagnosis line after the run, and the keys."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("captionBar")
+        self.where = QLabel("")
+        self.where.setObjectName("captionWhere")
+        self.caption = QLabel("")
+        self.caption.setObjectName("caption")
+        self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.measured = QLabel("")
+        self.measured.setObjectName("measured")
+        self.measured.setWordWrap(True)
+        self.measured.setTextFormat(Qt.TextFormat.PlainText)
+        self.keys = QLabel("Space run · R replay · T chart · ←/→ scenario · +/− size · Esc leave")
+        self.keys.setObjectName("captionKeys")
+        self.keys.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.where, 1)
+        top.addWidget(self.keys, 0, Qt.AlignmentFlag.AlignRight)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(24)
+        row.addWidget(self.caption, 3)
+        row.addWidget(self.measured, 2)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(16, 8, 16, 8)
+        lay.setSpacing(4)
+        lay.addLayout(top)
+        lay.addLayout(row)
+
+    def restyle(self, theme: Theme, scale: float) -> None:
+        """Colours and type for ``theme`` at ``scale``."""
+        self.setStyleSheet(
+            f"QFrame#captionBar {{ background: {theme.panel};"
+            f" border-bottom: 2px solid {theme.accent}; }}"
+            f"QLabel#caption {{ color: {theme.text}; }}"
+            f"QLabel#measured {{ color: {theme.good}; }}"
+            f"QLabel#captionWhere {{ color: {theme.accent}; }}"
+            f"QLabel#captionKeys {{ color: {theme.muted}; }}"
+        )
+        # fonts after the style sheet: setting a style sheet re-resolves the children's fonts
+        self.where.setFont(ui_font(scale, 0, bold=True))
+        self.keys.setFont(ui_font(scale, -1.5))
+        self.caption.setFont(ui_font(scale, 6, bold=True))
+        self.measured.setFont(ui_font(scale, 1.5))
