@@ -70,10 +70,11 @@ class HandlerPoolProxy:
         """Copy ``src`` to ``dst`` until ``src`` ends or, with ``idle_s``, nothing moved
         either way for ``idle_s`` seconds (``last``: when a byte last moved)."""
         while True:
+            left = None if idle_s is None else max(0.0, idle_s - (time.monotonic() - last[0]))
             try:
-                data = await asyncio.wait_for(src.read(65536), idle_s)
+                data = await asyncio.wait_for(src.read(65536), left)
             except TimeoutError:
-                if time.monotonic() - last[0] >= (idle_s or 0):
+                if idle_s is not None and time.monotonic() - last[0] >= idle_s:
                     return  # idle past the keep-alive timeout: the handler lets go
                 continue
             if not data:

@@ -12,11 +12,12 @@ Per request, every time is measured from the request's own ``t_send`` (monotonic
 taken just before the request is handed to the HTTP client):
 
 * **TTFB** — response headers received.
-* **connect time** (``connect_s``) — the TCP(+TLS) connect of the request's connection,
-  where the transport reported one: inside the request with cold connections, inside the
-  connection's warm-up otherwise. **Connection wait** (``connection_wait_s``, warm
-  connections): from the warm-up's start until the server answered on the new connection
-  (connect, the wait to be taken up by a busy server, its model list's answer).
+* **connect time** (``connect_s``) — the TCP(+TLS) connect inside the request's own time
+  (cold connections), where the transport reported one. With warm connections the
+  connection is opened before the phase: its connect time is ``connection_connect_s`` and
+  the **connection wait** (``connection_wait_s``) runs from the warm-up's start until the
+  server answered on the new connection (connect, the wait to be taken up by a busy
+  server, its model list's answer).
 * **TTFT** — from the *first* send (what the user waited, 429 round trips and back-offs
   included) to the first event carrying *visible* output: non-empty answer or reasoning text.
   A role-only or empty first chunk does not count; tool-call deltas do not count either
@@ -152,6 +153,8 @@ class RequestFigures:
     finish_reason: str | None = None
     t_conn_start: float | None = None
     t_conn_ready: float | None = None
+    #: the TCP(+TLS) connect time of the connection's warm-up (``connect_s``: the request's)
+    connection_connect_s: float | None = None
     _times: Sequence[float] = field(default=(), repr=False, compare=False)
 
     @property
@@ -295,6 +298,7 @@ def _compute(trace: RequestTrace) -> RequestFigures:
         finish_reason=trace.finish_reason,
         t_conn_start=trace.t_conn_start,
         t_conn_ready=trace.t_conn_ready,
+        connection_connect_s=trace.conn_connect_s,
         _times=times,
     )
 

@@ -141,6 +141,7 @@ def request_json(trace: RequestTrace) -> dict[str, Any]:
         "connection_started_s": _r(trace.t_conn_start),
         "connection_ready_s": _r(trace.t_conn_ready),
         "connection_wait_s": _r(m.connection_wait_s) if m else None,
+        "connection_connect_s": _r(m.connection_connect_s) if m else None,
         "tpot_s": _r(m.tpot_s) if m else None,
         "decode_tok_s": _r(m.decode_tok_s, 3) if m else None,
         "finish_reason": trace.finish_reason,

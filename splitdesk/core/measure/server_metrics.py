@@ -222,11 +222,7 @@ class MetricsPoller:
             proxy=net.proxy,
         ) as client:
             next_t = time.monotonic()
-            first = True
-            # the first attempt is made even when stopped meanwhile: a run that ended at
-            # once (every request refused) still learns what the server says
-            while first or not self._stop.is_set():
-                first = False
+            while not self._stop.is_set():
                 ok = self._poll_once(client)
                 failures = 0 if ok else failures + 1
                 if failures >= self.give_up:

@@ -108,7 +108,8 @@ CONNECT_LABEL_S = 0.5
 def _conn_tip(name: str, start: float, f: RequestFigures) -> str:
     """A connection bar's hover text: when it opened, when the server answered on it."""
     wait = f.connection_wait_s or 0.0
-    tcp = f" (TCP connect {f.connect_s * 1000:.0f} ms)" if f.connect_s is not None else ""
+    c = f.connection_connect_s
+    tcp = f" (TCP connect {c * 1000:.0f} ms)" if c is not None else ""
     text = f"{name}\nconnection opened at {start:.3f} s{tcp}; the server answered on it after {wait:.3f} s"
     if wait >= CONNECT_LABEL_S:
         text += "\nit waited to be taken up: the server's connection handlers were busy"
