@@ -283,7 +283,8 @@ class RepeatFigures:
     """Median and spread over repeated runs (:func:`~splitdesk.core.analyse.metrics.spread`):
     per side (``"combined"``, ``"parallel"``, …) of its makespans and of its runs' TTFT
     (each run's median TTFT, seconds), and of each run's speed-up (×): the medians and
-    ranges of the points in :class:`RepeatRow`."""
+    ranges of the points in :class:`RepeatRow`, over the runs not disturbed. ``runs``:
+    the counted runs shown (disturbed ones included)."""
 
     runs: int
     makespan: dict[str, Spread]
@@ -310,6 +311,7 @@ def repeat_figures(rows: Sequence[RepeatRow]) -> RepeatFigures:
     """The :class:`RepeatFigures` of counted runs ``rows`` (one per repeat): a run the
     machine disturbed (:attr:`RepeatRow.disturbed`) is left out of the medians and ranges,
     unless every run was."""
+    runs = len(rows)
     clean = [r for r in rows if not r.disturbed]
     left_out = tuple(r.repeat for r in rows if r.disturbed) if clean else ()
     every = bool(rows) and not clean
@@ -325,9 +327,7 @@ def repeat_figures(rows: Sequence[RepeatRow]) -> RepeatFigures:
             makespan[g] = m
         if t is not None:
             ttft[g] = t
-    return RepeatFigures(
-        len(rows), makespan, ttft, spread([r.speedup for r in rows]), left_out, every
-    )
+    return RepeatFigures(runs, makespan, ttft, spread([r.speedup for r in rows]), left_out, every)
 
 
 def row_columns(rows: Sequence[RepeatRow]) -> list[str]:
