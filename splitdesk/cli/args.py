@@ -107,6 +107,25 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="question-set file (TOML or one per line)",
     )
     p.add_argument(
+        "--context",
+        dest="context_file",
+        metavar="FILE",
+        help="a shared context: the document every question is about (UTF-8 text), sent "
+        "first in every prompt (default: the question set's own context, if any)",
+    )
+    p.add_argument(
+        "--context-as",
+        choices=["user", "system"],
+        help="where the context goes: the start of the user message (default, every "
+        "dialect) or a system message (the question set's template may choose)",
+    )
+    p.add_argument(
+        "--cache-control",
+        action="store_true",
+        default=None,
+        help="Anthropic: mark the context as a cache breakpoint (cache_control)",
+    )
+    p.add_argument(
         "--max-tokens",
         type=int,
         default=512,
@@ -182,7 +201,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         dest="nonce",
         action="store_true",
         default=None,
-        help="open every run's prompts with a fresh nonce (default: on when --repeat > 1)",
+        help="open every run's prompts with a fresh nonce (default: on when --repeat > 1 "
+        "or there is a shared context)",
     )
     nonce.add_argument(
         "--no-nonce",
@@ -197,6 +217,12 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="price per million prompt tokens (with --price-out: each side's cost from usage)",
     )
     p.add_argument("--price-out", type=float, metavar="P", help="price per million output tokens")
+    p.add_argument(
+        "--price-cached",
+        type=float,
+        metavar="P",
+        help="price per million prompt tokens read from the server's cache (default: --price-in)",
+    )
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca-bundle", metavar="FILE", help="verify TLS with this CA bundle")
     tls.add_argument(

@@ -34,6 +34,7 @@ def run_bench_command(
         builtin_sets,
         load_question_set,
         question_text,
+        read_context_file,
     )
     from splitdesk.providers import PROVIDERS
 
@@ -56,6 +57,7 @@ def run_bench_command(
     questions = [question_text(q) for q in args.questions]
     titles = [""] * len(questions)  # the set's short labels, kept in a --record recording
     template = None
+    context = ""
     if args.questions_file:
         try:
             qs = load_question_set(Path(args.questions_file))
@@ -66,6 +68,14 @@ def run_bench_command(
         questions += qs.texts
         titles += [q.title for q in qs.questions]
         template = qs.template
+        context = qs.context
+    if getattr(args, "context_file", None):
+        try:
+            context = read_context_file(args.context_file, None)
+        except QuestionFileError as exc:
+            return fail(str(exc).replace("context_file", "--context", 1))
+        if not context.strip():
+            return fail(f"--context {args.context_file}: the file is empty")
     if not questions:
         default = builtin_sets()[DEFAULT_SET]
         questions = default.texts
@@ -143,14 +153,29 @@ def run_bench_command(
     opts.warmup, opts.pause_s, opts.nonce = args.warmup, args.pause, args.nonce
     if (args.price_in is None) != (args.price_out is None):
         return fail("--price-in and --price-out go together (prices per million tokens)")
+    if args.price_cached is not None and args.price_in is None:
+        return fail("--price-cached goes with --price-in and --price-out")
     if args.price_in is not None:
-        if not all(math.isfinite(v) and v >= 0 for v in (args.price_in, args.price_out)):
-            return fail("--price-in/--price-out must be numbers >= 0")
+        prices = (args.price_in, args.price_out, args.price_cached)
+        if not all(v is None or (math.isfinite(v) and v >= 0) for v in prices):
+            return fail("--price-in/--price-out/--price-cached must be numbers >= 0")
         from splitdesk.core.analyse.cost import Prices
 
-        opts.prices = Prices(input_per_m=args.price_in, output_per_m=args.price_out)
+        opts.prices = Prices(
+            input_per_m=args.price_in,
+            output_per_m=args.price_out,
+            cached_input_per_m=args.price_cached,
+        )
     if template is not None:
         opts.template = template
+    changes: dict[str, object] = {}
+    if getattr(args, "context_as", None):
+        changes["context_as"] = args.context_as
+    if getattr(args, "cache_control", None):
+        changes["cache_control"] = True
+    if changes:
+        opts.template = opts.template.model_copy(update=changes)
+    opts.context = context
     try:
         from splitdesk.cpus import MANY_STREAMS
         from splitdesk.sim.launcher import start_sim, start_sim_beside_me

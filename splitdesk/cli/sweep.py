@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,7 +27,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     # checked in run(), not by argparse: its required-argument error would come before the
     # unknown options are named (splitdesk.cli.main.main names those first, as for bench)
     p.add_argument(
-        "--max-n", type=int, metavar="N", help="largest number of questions (1-64; required)"
+        "--max-n",
+        type=int,
+        metavar="N",
+        help="largest number of questions (1-64; required unless --context-tokens)",
+    )
+    p.add_argument(
+        "--context-tokens",
+        metavar="L,L,…",
+        help="sweep the length of a shared context instead, at a fixed N (the questions "
+        "given, or the first --max-n): e.g. 0,1000,4000,16000 tokens of --context FILE, the "
+        "set's context or the shipped document",
     )
     add_bench_arguments(p)
     for action in p._actions:  # bench options that mean nothing to a sweep
@@ -45,6 +56,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"splitdesk sweep: error: {message}", file=sys.stderr)
         return 2
 
+    if args.context_tokens is not None:
+        return _context_sweep(args, parser, fail)
     if args.max_n is None:
         return fail("the following arguments are required: --max-n (see splitdesk sweep --help)")
     if not 1 <= args.max_n <= 64:
@@ -59,5 +72,37 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return run_sweep(
             opts, args.max_n, launch=start_sim
         )  # N ≤ 64: splitdesk/cpus.py MANY_STREAMS
+
+    return run_bench_command(args, parser, command="sweep", run=sweep)
+
+
+def _context_sweep(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, fail: Callable[[str], int]
+) -> int:
+    """``--context-tokens``: validate and run the context-length sweep
+    (:mod:`splitdesk.core.bench.context_sweep`) at a fixed N."""
+    from splitdesk.cli.bench import run_bench_command
+    from splitdesk.core.bench.context_sweep import parse_lengths, run_context_sweep
+    from splitdesk.core.bench.options import BenchOptions
+    from splitdesk.sim.launcher import start_sim
+
+    try:
+        lengths = parse_lengths(args.context_tokens)
+    except ValueError as exc:
+        return fail(f"--context-tokens {args.context_tokens}: {exc}")
+    if args.max_n is not None and not 2 <= args.max_n <= 64:
+        return fail(f"--max-n must be between 2 and 64 with --context-tokens (got {args.max_n})")
+    if args.mode != "all":
+        return fail("--mode is not a sweep option: a sweep sends combined, then parallel")
+    if args.record_path:
+        return fail("--record is not a sweep option (yet): use splitdesk bench --record")
+    args.mode = "all"  # combined needs two questions: checked as bench checks it
+
+    def sweep(opts: BenchOptions) -> int:
+        if args.max_n is not None:
+            if len(opts.questions) < args.max_n:
+                return fail(f"--max-n {args.max_n}: only {len(opts.questions)} questions given")
+            opts.questions = opts.questions[: args.max_n]
+        return run_context_sweep(opts, lengths, launch=start_sim)
 
     return run_bench_command(args, parser, command="sweep", run=sweep)

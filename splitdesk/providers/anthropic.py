@@ -27,12 +27,14 @@ from splitdesk.providers.base import (
     FinishDelta,
     GenParams,
     HttpCall,
+    Prompt,
     Provider,
     RequestError,
     StreamDecoder,
     TextDelta,
     ToolCallDelta,
     UsageDelta,
+    as_prompt,
     error_message,
     parse_event_json,
 )
@@ -92,18 +94,27 @@ def _delta(delta: Any, t_ns: int) -> list[Delta]:
 _OWN_KEYS = frozenset({"type", "index", "delta", "message", "usage", "content_block", "error"})
 
 
-def _usage_of(usage: Any) -> tuple[int | None, int | None]:
-    """(output, input) tokens of a usage object: Anthropic's ``output_tokens`` /
-    ``input_tokens`` or Amazon Bedrock's ``outputTokenCount`` / ``inputTokenCount``."""
+def _usage_of(usage: Any) -> tuple[int | None, int | None, int | None]:
+    """(output, prompt, cached) tokens of a usage object: Anthropic's ``output_tokens`` and
+    ``input_tokens`` or Amazon Bedrock's ``outputTokenCount`` / ``inputTokenCount``.
+    Anthropic's ``input_tokens`` counts only the tokens neither read from nor written to the
+    cache, so the prompt is ``input_tokens + cache_read_input_tokens +
+    cache_creation_input_tokens`` and the cached part ``cache_read_input_tokens``
+    (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching, "Tracking cache
+    performance"); ``None`` when the usage names neither cache field."""
     if not isinstance(usage, dict):
-        return None, None
+        return None, None, None
     out = _int(usage.get("output_tokens"))
     if out is None:
         out = _int(usage.get("outputTokenCount"))
     prompt = _int(usage.get("input_tokens"))
     if prompt is None:
         prompt = _int(usage.get("inputTokenCount"))
-    return out, prompt
+    read = _int(usage.get("cache_read_input_tokens"))
+    created = _int(usage.get("cache_creation_input_tokens"))
+    if prompt is not None and (read is not None or created is not None):
+        prompt += (read or 0) + (created or 0)
+    return out, prompt, read
 
 
 def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
@@ -121,18 +132,20 @@ def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
         if key not in _OWN_KEYS and isinstance(value, dict):
             candidates += [value.get("usage"), value]
     for usage in candidates:
-        out, prompt = _usage_of(usage)
+        out, prompt, cached = _usage_of(usage)
         if out is not None:
-            return [UsageDelta(t_ns, out, prompt)]
+            return [UsageDelta(t_ns, out, prompt, cached)]
     return []
 
 
 class AnthropicDecoder(StreamDecoder):
     """Decoder of one Messages stream (https://docs.anthropic.com/en/api/messages-streaming).
 
-    Usage: ``message_start``'s input tokens are reported as prompt tokens at once; its
-    output count is provisional (usually 1) and never reported. ``message_delta`` carries
-    the cumulative output count: each one is reported, the last one wins.
+    Usage: ``message_start``'s input tokens are reported as prompt tokens at once (with the
+    cache reads and writes, :func:`_usage_of`); its output count is provisional (usually 1)
+    and never reported. ``message_delta`` carries the cumulative output count (and, from
+    servers that send them there, the prompt and cache counts): each one is reported, the
+    last one wins.
 
     Completion signal: the ``message_stop`` event, or a ``message_delta`` carrying the
     ``stop_reason`` (the finish reason; "Event flow" in the page above). A gateway's
@@ -156,8 +169,8 @@ class AnthropicDecoder(StreamDecoder):
         if kind == "message_start":
             message = obj.get("message") or {}
             usage = message.get("usage") if isinstance(message, dict) else None
-            prompt = _int(usage.get("input_tokens")) if isinstance(usage, dict) else None
-            return [UsageDelta(t_ns, None, prompt)] if prompt else []
+            _, prompt, cached = _usage_of(usage)
+            return [UsageDelta(t_ns, None, prompt, cached)] if prompt else []
         if kind == "message_delta":
             out: list[Delta] = []
             delta = obj.get("delta") or {}
@@ -184,8 +197,41 @@ class AnthropicDecoder(StreamDecoder):
         return out + find_usage(body, t_ns)
 
 
+#: Anthropic's cache breakpoint (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
+CACHE_CONTROL = {"type": "ephemeral"}
+
+
+def system_content(prompt: Prompt) -> str | list[dict[str, Any]]:
+    """The ``system`` field: the text, or with ``cache_control`` one text block marked as a
+    cache breakpoint (the system prompt is cached up to its end)."""
+    text = prompt.system or ""
+    if not prompt.cache_control:
+        return text
+    return [{"type": "text", "text": text, "cache_control": dict(CACHE_CONTROL)}]
+
+
+def user_content(prompt: Prompt) -> str | list[dict[str, Any]]:
+    """The user message's ``content``: the text, or with ``cache_control`` and a shared
+    part two text blocks, the shared part (the run's context) marked as a breakpoint, so
+    every request of the run reads it from the cache once one request wrote it."""
+    shared = prompt.shared_chars
+    if not prompt.cache_control or shared <= 0 or prompt.system is not None:
+        return prompt.user
+    head, rest = prompt.user[:shared], prompt.user[shared:]
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": head, "cache_control": dict(CACHE_CONTROL)}
+    ]
+    if rest:
+        blocks.append({"type": "text", "text": rest})
+    return blocks
+
+
 class Anthropic(Provider):
-    """``anthropic``: one user message to the Messages API, streamed.
+    """``anthropic``: one user message to the Messages API (after a ``system`` prompt when
+    the prompt has one), streamed. With ``Prompt.cache_control`` the shared part (the
+    system prompt, or the user message's shared opening) carries a ``cache_control``
+    breakpoint: Anthropic caches only what is marked, and only prefixes of at least 1,024
+    tokens (2,048 on Haiku models; shorter ones are silently not cached).
 
     Wire format: https://docs.anthropic.com/en/api/messages-streaming. The key goes in
     ``x-api-key`` (never ``Authorization``); ``max_tokens`` is required by the API, so
@@ -204,15 +250,20 @@ class Anthropic(Provider):
             headers["x-api-key"] = endpoint.api_key
         return headers
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
+        asked = as_prompt(prompt)
         body: dict[str, Any] = {
             "model": endpoint.model,
             "max_tokens": params.max_tokens
             if params.max_tokens is not None
             else DEFAULT_MAX_TOKENS,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": [{"role": "user", "content": user_content(asked)}],
             "stream": params.stream,
         }
+        if asked.system is not None:
+            body["system"] = system_content(asked)
         if params.temperature is not None:
             body["temperature"] = params.temperature
         headers = self.auth_headers(endpoint)

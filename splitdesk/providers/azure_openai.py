@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from splitdesk.providers.base import EndpointConfig, GenParams, HttpCall
+from splitdesk.providers.base import EndpointConfig, GenParams, HttpCall, Prompt
 from splitdesk.providers.openai_chat import OpenAIChat
 
 #: The GA data-plane API version sent when the endpoint names none.
@@ -61,7 +61,9 @@ class AzureOpenAI(OpenAIChat):
         """The endpoint's query parameters with ``api-version`` defaulted."""
         return {"api-version": DEFAULT_API_VERSION, **endpoint.query}
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
         call = super().build_request(endpoint, prompt, params)
         return HttpCall(call.method, call.url, call.headers, call.json, self.query(endpoint))
 

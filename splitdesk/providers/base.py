@@ -86,11 +86,15 @@ class ToolCallDelta:
 @dataclass(frozen=True, slots=True)
 class UsageDelta:
     """Token counts the server reported. ``output_tokens`` is cumulative (keep the last one,
-    never sum); ``None`` fields were not reported."""
+    never sum); ``None`` fields were not reported. ``prompt_tokens``: the whole prompt,
+    cached part included; ``cached_prompt_tokens``: the part of it the server read from its
+    prefix cache instead of computing it (OpenAI's ``prompt_tokens_details.cached_tokens``,
+    Anthropic's ``cache_read_input_tokens``, llama.cpp's ``cache_n``)."""
 
     t_ns: int
     output_tokens: int | None = None
     prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +173,43 @@ class GenParams:
     temperature: float | None = None
     seed: int | None = None
     stream: bool = True
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What one request asks, as its dialect is to send it.
+
+    ``user``: the user message's text; ``system``: a system message's text, or ``None``
+    (a dialect without a system role puts it before the user text: :meth:`flat`);
+    ``shared_chars``: how many characters at the start of ``user`` every request of the
+    run shares (the shared context and the run's opening line), where a dialect that
+    marks cache breakpoints ends the cached block; ``cache_control``: mark the shared part
+    (the system message, or ``user[:shared_chars]``) for caching where the dialect asks for
+    it explicitly (Anthropic's ``cache_control``; other dialects cache automatically and
+    ignore it)."""
+
+    user: str
+    system: str | None = None
+    shared_chars: int = 0
+    cache_control: bool = False
+
+    def flat(self) -> str:
+        """One text for dialects with no system role (completions, TGI): the system text,
+        a blank line, then the user text; the user text alone when there is no system."""
+        return self.user if self.system is None else f"{self.system}\n\n{self.user}"
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Chat messages: the system message (when there is one), then the user message."""
+        out: list[dict[str, Any]] = []
+        if self.system is not None:
+            out.append({"role": "system", "content": self.system})
+        out.append({"role": "user", "content": self.user})
+        return out
+
+
+def as_prompt(prompt: str | Prompt) -> Prompt:
+    """``prompt`` as a :class:`Prompt` (a plain string is one user message)."""
+    return prompt if isinstance(prompt, Prompt) else Prompt(prompt)
 
 
 @dataclass(frozen=True)
@@ -258,8 +299,11 @@ class Provider(ABC):
         return root.rstrip("/") + self.root_suffix
 
     @abstractmethod
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
-        """The HTTP request asking ``endpoint`` to answer ``prompt`` (one user turn)."""
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
+        """The HTTP request asking ``endpoint`` to answer ``prompt``: one user turn, with a
+        system message before it when the :class:`Prompt` has one."""
 
     @abstractmethod
     def decoder(self) -> StreamDecoder:

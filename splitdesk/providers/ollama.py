@@ -25,6 +25,7 @@ from splitdesk.providers.base import (
     Framing,
     GenParams,
     HttpCall,
+    Prompt,
     Provider,
     RequestError,
     ServerTimingDelta,
@@ -32,6 +33,7 @@ from splitdesk.providers.base import (
     TextDelta,
     ToolCallDelta,
     UsageDelta,
+    as_prompt,
     error_message,
     parse_event_json,
 )
@@ -164,11 +166,13 @@ class _Ollama(Provider):
     path: ClassVar[str]
 
     @abstractmethod
-    def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
+    def _body(self, endpoint: EndpointConfig, prompt: Prompt, params: GenParams) -> dict[str, Any]:
         """The endpoint's own part of the body: ``messages`` (chat) or ``prompt`` (generate)."""
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
-        body = self._body(endpoint, prompt, params)
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
+        body = self._body(endpoint, as_prompt(prompt), params)
         body["stream"] = params.stream
         options: dict[str, Any] = {}
         if params.max_tokens is not None:
@@ -207,8 +211,8 @@ class OllamaChat(_Ollama):
     api = "ollama-chat"
     path = "api/chat"
 
-    def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
-        return {"model": endpoint.model, "messages": [{"role": "user", "content": prompt}]}
+    def _body(self, endpoint: EndpointConfig, prompt: Prompt, params: GenParams) -> dict[str, Any]:
+        return {"model": endpoint.model, "messages": prompt.messages()}
 
     def decoder(self) -> StreamDecoder:
         return OllamaDecoder(chat=True)
@@ -221,8 +225,11 @@ class OllamaGenerate(_Ollama):
     api = "ollama-generate"
     path = "api/generate"
 
-    def _body(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> dict[str, Any]:
-        return {"model": endpoint.model, "prompt": prompt}
+    def _body(self, endpoint: EndpointConfig, prompt: Prompt, params: GenParams) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": endpoint.model, "prompt": prompt.user}
+        if prompt.system is not None:  # /api/generate's own system field
+            body["system"] = prompt.system
+        return body
 
     def decoder(self) -> StreamDecoder:
         return OllamaDecoder(chat=False)

@@ -25,12 +25,15 @@ from splitdesk.providers.base import (
     FinishDelta,
     GenParams,
     HttpCall,
+    Prompt,
     Provider,
     RequestError,
+    ServerTimingDelta,
     StreamDecoder,
     TextDelta,
     ToolCallDelta,
     UsageDelta,
+    as_prompt,
     error_message,
     parse_event_json,
 )
@@ -49,10 +52,33 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _tally(value: Any) -> int | None:
+    """A token count that may be 0 (a reported zero is a report: nothing was cached)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def cached_tokens(usage: dict[str, Any]) -> int | None:
+    """Prompt tokens the server read from its prefix cache, as a ``usage`` object says:
+    OpenAI's ``prompt_tokens_details.cached_tokens``
+    (https://platform.openai.com/docs/guides/prompt-caching; vLLM sends it with
+    ``--enable-prompt-tokens-details``, llama.cpp's server in recent builds), the Responses
+    shape ``input_tokens_details.cached_tokens``, or DeepSeek's
+    ``prompt_cache_hit_tokens`` (https://api-docs.deepseek.com/guides/kv_cache). ``None``
+    when none is there."""
+    for key in ("prompt_tokens_details", "input_tokens_details"):
+        details = usage.get(key)
+        if isinstance(details, dict):
+            found = _tally(details.get("cached_tokens"))
+            if found is not None:
+                return found
+    return _tally(usage.get("prompt_cache_hit_tokens"))
+
+
 def usage_delta(usage: Any, t_ns: int) -> list[Delta]:
     """A :class:`UsageDelta` from a ``usage`` object: OpenAI's ``completion_tokens`` /
-    ``prompt_tokens`` (or ``output_tokens`` / ``input_tokens``, as some gateways name them).
-    Zeros are placeholders that some servers (LocalAI) send on every chunk, so they are not a
+    ``prompt_tokens`` (or ``output_tokens`` / ``input_tokens``, as some gateways name them),
+    and the cached part of the prompt (:func:`cached_tokens`). Zero counts of output are
+    placeholders that some servers (LocalAI) send on every chunk, so they are not a
     report."""
     if not isinstance(usage, dict):
         return []
@@ -62,7 +88,44 @@ def usage_delta(usage: Any, t_ns: int) -> list[Delta]:
     if out is None:
         return []
     prompt = _count(usage.get("prompt_tokens")) or _count(usage.get("input_tokens"))
-    return [UsageDelta(t_ns, out, prompt)]
+    return [UsageDelta(t_ns, out, prompt, cached_tokens(usage))]
+
+
+#: llama.cpp's ``timings`` fields (milliseconds) → :class:`ServerTimingDelta` keys (seconds)
+LLAMA_DURATIONS = {"prompt_ms": "prompt_eval_s", "predicted_ms": "eval_s", "queue_ms": "queue_s"}
+#: llama.cpp's ``timings`` counts (tokens) kept as they are
+LLAMA_COUNTS = ("prompt_n", "cache_n", "predicted_n")
+
+
+def server_timings(obj: dict[str, Any], t_ns: int) -> list[Delta]:
+    """llama.cpp's own report of a request, on the last chunk of its OpenAI-compatible
+    stream (``tools/server`` README, "timings"): ``prompt_n`` prompt tokens computed,
+    ``cache_n`` taken from its per-slot prompt cache, ``prompt_ms`` the prefill's time,
+    ``predicted_n`` / ``predicted_ms`` the decode's; the built-in endpoint adds
+    ``queue_ms``. Returns a :class:`ServerTimingDelta` (seconds: ``prompt_eval_s``,
+    ``eval_s``, ``queue_s``; counts as they are) and, when ``cache_n`` (or the native
+    endpoint's ``tokens_cached``) is there, a :class:`UsageDelta` of the cached prompt
+    tokens; nothing for a chunk without them."""
+    timings = obj.get("timings")
+    out: list[Delta] = []
+    cached = _tally(obj.get("tokens_cached"))
+    if isinstance(timings, dict):
+        found: dict[str, float] = {}
+        for field, key in LLAMA_DURATIONS.items():
+            ms = timings.get(field)
+            if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0:
+                found[key] = ms / 1e3
+        for field in LLAMA_COUNTS:
+            n = _tally(timings.get(field))
+            if n is not None:
+                found[field] = float(n)
+        if found:
+            out.append(ServerTimingDelta(t_ns, found))
+        if _tally(timings.get("cache_n")) is not None:
+            cached = _tally(timings.get("cache_n"))
+    if cached is not None:
+        out.append(UsageDelta(t_ns, None, None, cached))
+    return out
 
 
 def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
@@ -137,6 +200,8 @@ class ChoiceReader:
                 out += self._source(source, text_key, t_ns)
             if choice.get("finish_reason"):
                 finish = str(choice["finish_reason"])
+        if "timings" in obj or "tokens_cached" in obj:  # llama.cpp (before usage: it wins)
+            out += server_timings(obj, t_ns)
         out += find_usage(obj, t_ns)
         if has_error(obj):
             return out + in_band_error(obj, t_ns)
@@ -246,14 +311,17 @@ class ChatDecoder(StreamDecoder):
 
 
 class OpenAIChat(Provider):
-    """``openai-chat``: one user message, streamed, usage requested."""
+    """``openai-chat``: one user message (after a ``system`` message when the prompt has
+    one), streamed, usage requested."""
 
     api = "openai-chat"
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
         body: dict[str, Any] = {
             "model": endpoint.model,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": as_prompt(prompt).messages(),
             "stream": params.stream,
         }
         if params.stream:

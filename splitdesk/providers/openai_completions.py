@@ -15,8 +15,10 @@ from splitdesk.providers.base import (
     EndpointConfig,
     GenParams,
     HttpCall,
+    Prompt,
     Provider,
     StreamDecoder,
+    as_prompt,
     parse_event_json,
 )
 from splitdesk.providers.openai_chat import DONE_SIGNAL, ChoiceReader, in_band_error
@@ -60,8 +62,11 @@ class OpenAICompletions(Provider):
 
     api = "openai-completions"
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
-        body: dict[str, Any] = {"model": endpoint.model, "prompt": prompt, "stream": params.stream}
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
+        text = as_prompt(prompt).flat()  # no system role: the system text opens the prompt
+        body: dict[str, Any] = {"model": endpoint.model, "prompt": text, "stream": params.stream}
         if params.stream:
             body["stream_options"] = {"include_usage": True}
         if params.max_tokens is not None:

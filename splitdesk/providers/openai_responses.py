@@ -27,12 +27,14 @@ from splitdesk.providers.base import (
     FinishDelta,
     GenParams,
     HttpCall,
+    Prompt,
     Provider,
     RequestError,
     StreamDecoder,
     TextDelta,
     ToolCallDelta,
     UsageDelta,
+    as_prompt,
     error_message,
     parse_event_json,
 )
@@ -42,6 +44,7 @@ from splitdesk.providers.content import (
     parts_text,
     reasoning_text,
 )
+from splitdesk.providers.openai_chat import cached_tokens
 
 _REASONING = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 
@@ -82,7 +85,8 @@ def _usage_of(usage: Any, t_ns: int) -> list[Delta]:
         out, prompt = _int(usage.get("completion_tokens")), _int(usage.get("prompt_tokens"))
     if out is None or out <= 0:
         return []
-    return [UsageDelta(t_ns, out, prompt if prompt else None)]
+    # input_tokens_details.cached_tokens (https://platform.openai.com/docs/api-reference/responses/object)
+    return [UsageDelta(t_ns, out, prompt if prompt else None, cached_tokens(usage))]
 
 
 def _usage(response: Any, t_ns: int, event: dict[str, Any] | None = None) -> list[Delta]:
@@ -258,8 +262,17 @@ class OpenAIResponses(Provider):
 
     api = "openai-responses"
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
-        body: dict[str, Any] = {"model": endpoint.model, "input": prompt, "stream": params.stream}
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
+        asked = as_prompt(prompt)
+        body: dict[str, Any] = {
+            "model": endpoint.model,
+            "input": asked.user,
+            "stream": params.stream,
+        }
+        if asked.system is not None:  # the Responses API's system message
+            body["instructions"] = asked.system
         if params.max_tokens is not None:
             body["max_output_tokens"] = params.max_tokens
         if params.temperature is not None:

@@ -24,11 +24,13 @@ from splitdesk.providers.base import (
     FinishDelta,
     GenParams,
     HttpCall,
+    Prompt,
     Provider,
     RequestError,
     StreamDecoder,
     TextDelta,
     UsageDelta,
+    as_prompt,
     parse_event_json,
 )
 
@@ -130,7 +132,9 @@ class TGI(Provider):
     key_env: ClassVar[str | None] = "HF_TOKEN"
     root_suffix = ""
 
-    def build_request(self, endpoint: EndpointConfig, prompt: str, params: GenParams) -> HttpCall:
+    def build_request(
+        self, endpoint: EndpointConfig, prompt: str | Prompt, params: GenParams
+    ) -> HttpCall:
         parameters: dict[str, Any] = {"details": True}
         if params.max_tokens is not None:
             parameters["max_new_tokens"] = params.max_tokens
@@ -144,7 +148,8 @@ class TGI(Provider):
         headers = self.auth_headers(endpoint)
         headers["Accept"] = "text/event-stream" if params.stream else "application/json"
         path = "generate_stream" if params.stream else "generate"
-        body = {"inputs": prompt, "parameters": parameters}
+        # no system role: the system text opens the prompt
+        body = {"inputs": as_prompt(prompt).flat(), "parameters": parameters}
         return HttpCall("POST", endpoint.url(path), headers, body, dict(endpoint.query))
 
     def models_request(self, endpoint: EndpointConfig) -> HttpCall:

@@ -42,7 +42,8 @@ def override_args(overrides: dict[str, Any]) -> list[str]:
     for name, value in overrides.items():
         if name not in SimParams.model_fields:
             raise KeyError(f"unknown simulator parameter {name!r}")
-        args += [f"--{name.replace('_', '-')}", str(value)]
+        shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
+        args += [f"--{name.replace('_', '-')}", shown]
     return args
 
 

@@ -15,7 +15,11 @@ use is data (``resources/server_metrics.toml``), read by
   (prompt + generated), the cost model's ``t_ctx`` term. The model has no KV capacity, so
   no usage fraction is claimed;
 * ``splitdesk:max_num_seqs`` (gauge): the batch size limit;
-* ``splitdesk:engine_steps_total`` (counter): decode steps run so far.
+* ``splitdesk:engine_steps_total`` (counter): decode steps run so far;
+* ``splitdesk:prefix_cache_queries_total`` / ``splitdesk:prefix_cache_hits_total``
+  (counters, tokens; only with ``prefix_cache`` on): prompt tokens looked up in the prefix
+  cache and found there, as vLLM's ``vllm:prefix_cache_queries`` / ``vllm:prefix_cache_hits``
+  count them (their ratio over an interval is the hit rate).
 """
 
 from __future__ import annotations
@@ -60,6 +64,18 @@ class SchedulerCollector(Collector):
         yield CounterMetricFamily(
             "splitdesk:engine_steps", "Decode steps run so far.", value=engine.steps
         )
+        cache = engine.cache
+        if cache is not None:
+            yield CounterMetricFamily(
+                "splitdesk:prefix_cache_queries",
+                "Prompt tokens looked up in the prefix cache.",
+                value=cache.queries,
+            )
+            yield CounterMetricFamily(
+                "splitdesk:prefix_cache_hits",
+                "Prompt tokens found in the prefix cache.",
+                value=cache.hits,
+            )
 
 
 def metrics_registry(scheduler: Scheduler) -> CollectorRegistry:

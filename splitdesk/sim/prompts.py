@@ -12,6 +12,10 @@ the prompt names none, ``Answer {k}:`` is used.
 A repeated comparison's per-run nonce line (``splitdesk.builtin_endpoint.nonce_line``),
 when it opens the prompt, is read past: it is there to defeat a prefix cache, and the
 answer must not depend on it (it still counts in the prompt's tokens: the server got it).
+A shared context the template put at the start of the user message (a ``<document>`` …
+``</document>`` block, :data:`splitdesk.core.run.template.CONTEXT_OPEN`) is read past the
+same way: its lines are the document, not questions (a numbered list in it is not a
+combined prompt).
 """
 
 from __future__ import annotations
@@ -36,9 +40,25 @@ class PromptReading:
     marker: str | None
 
 
+#: the block a shared context is wrapped in at the start of a user message
+_DOCUMENT_OPEN, _DOCUMENT_CLOSE = "<document>", "</document>"
+
+
+def without_document(text: str) -> str:
+    """``text`` without a leading ``<document>`` … ``</document>`` block (and the blank
+    line after it); unchanged when it does not open with one."""
+    stripped = text.lstrip()
+    if not stripped.startswith(_DOCUMENT_OPEN):
+        return text
+    end = stripped.find(_DOCUMENT_CLOSE)
+    if end < 0:
+        return text
+    return stripped[end + len(_DOCUMENT_CLOSE) :].lstrip("\n")
+
+
 def read_prompt(text: str) -> PromptReading:
     """Questions in ``text`` and the answer marker; see the module docstring for the rules."""
-    text = split_nonce_line(text)[1]
+    text = without_document(split_nonce_line(text)[1])
     items: list[str] = []
     for m in _ITEM_RE.finditer(text):
         number = int(m.group(1))

@@ -93,6 +93,10 @@ class LiveSequence:
     queue: asyncio.Queue[TokenEvent] = field(default_factory=asyncio.Queue)
     sink: Callable[[TokenEvent], None] | None = None
     prepare: Callable[[TokenEvent], Prepared | None] | None = None
+    #: when the step that admitted it into the batch began (perf_counter_ns; 0: waiting)
+    admitted_ns: int = 0
+    #: leading prompt tokens it may cache or read (Anthropic: up to its last breakpoint)
+    cacheable: int = 0
 
 
 class Scheduler:
@@ -140,9 +144,13 @@ class Scheduler:
         """Sequences queued for a slot."""
         return len(self.engine.waiting)
 
-    def submit(self, prompt_tokens: int, output_tokens: int) -> LiveSequence:
-        """Queue a sequence; it joins the batch at the next step boundary with a free slot."""
-        live = LiveSequence(Sequence(next(self._keys), prompt_tokens, output_tokens))
+    def submit(
+        self, prompt_tokens: int, output_tokens: int, blocks: tuple[bytes, ...] = ()
+    ) -> LiveSequence:
+        """Queue a sequence; it joins the batch at the next step boundary with a free slot
+        and room in the step's token budget. ``blocks``: its cacheable prompt blocks' names
+        (:func:`splitdesk.sim.prefix_cache.block_hashes`)."""
+        live = LiveSequence(Sequence(next(self._keys), prompt_tokens, output_tokens, blocks=blocks))
         self._live[live.seq.key] = live
         self.engine.add(live.seq)
         self._wake.set()
@@ -217,6 +225,10 @@ class Scheduler:
             elif loop_start is None:
                 loop_start = now
             step = self.engine.plan_step()
+            for seq in step.admitted:
+                joined = self._live.get(seq.key)
+                if joined is not None:
+                    joined.admitted_ns = loop_start
             deadline = loop_start + int(step.duration * 1e9)
             upcoming, writes = self._prepare(step, deadline)
             delay = (deadline - _SPIN_NS - time.perf_counter_ns()) / 1e9

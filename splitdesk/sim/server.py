@@ -62,9 +62,10 @@ from splitdesk.sim.emission_log import PROMPT_HEAD_CHARS, EmissionLog, RequestRe
 from splitdesk.sim.faults import Fault, FaultSchedule
 from splitdesk.sim.metrics import metrics_registry, render
 from splitdesk.sim.params import SimParams
+from splitdesk.sim.prefix_cache import block_hashes, cacheable_tokens
 from splitdesk.sim.prompts import read_prompt
 from splitdesk.sim.scheduler import LiveSequence, Scheduler
-from splitdesk.sim.streaming import EngineStream
+from splitdesk.sim.streaming import EngineStream, prefilled
 from splitdesk.sim.wire.anthropic import AnthropicMessages
 from splitdesk.sim.wire.azure import AzureChat
 from splitdesk.sim.wire.base import Dialect, GenRequest, Reply, WireError
@@ -173,6 +174,15 @@ class SimServer:
             return tokens[: gen.max_tokens], "length"
         return tokens, "stop"
 
+    def cache_blocks(self, gen: GenRequest) -> tuple[tuple[bytes, ...], int]:
+        """The names of ``gen``'s cacheable prompt blocks and how many leading tokens may be
+        cached (:mod:`splitdesk.sim.prefix_cache`); nothing when the prefix cache is off."""
+        if not self.params.prefix_cache:
+            return (), 0
+        parts = gen.prompt_parts
+        limit = cacheable_tokens(parts, gen.cache_marks_only)
+        return block_hashes(parts, limit), limit
+
     def _error(
         self, dialect: Dialect | None, err: WireError, request_id: str | None = None
     ) -> Response:
@@ -240,6 +250,7 @@ class SimServer:
         if fault is not None and fault.name == "split-utf8":
             tokens = [faults.widen(t, i) for i, t in enumerate(tokens)]
         record.prompt_tokens = gen.prompt_tokens
+        blocks, cacheable = self.cache_blocks(gen)
         reply = Reply(
             rid,
             gen.model or self.params.model,
@@ -249,10 +260,12 @@ class SimServer:
             planned_tokens=len(tokens) + (1 if fault is not None and fault.name == "no-end" else 0),
             finish_reason=finish,
             received_ns=record.received_ns,
+            report_cache=self.params.prefix_cache,
         )
         self.active += 1
         reply.submitted_ns = time.perf_counter_ns()
-        live = self.scheduler.submit(gen.prompt_tokens, len(tokens))
+        live = self.scheduler.submit(gen.prompt_tokens, len(tokens), blocks)
+        live.cacheable = cacheable
 
         def close() -> None:
             self.scheduler.cancel(live)
@@ -364,6 +377,8 @@ class SimServer:
         self, live: LiveSequence, tokens: list[str], reply: Reply, half: float
     ) -> tuple[str, int, int, bool]:
         ev = await live.queue.get()
+        if reply.first_token_ns is None:
+            prefilled(reply, live)
         start = reply.output_tokens
         reply.output_tokens += ev.tokens
         if reply.first_token_ns is None:
@@ -513,8 +528,12 @@ class SimServer:
         )
 
     async def predict(self, request: Request) -> Response:
-        """``{"requests": [{"send_s": 0.0, "api": "openai-chat", "body": {…}}, …]}`` →
-        ``{"predictions": [{"ttft_s", "e2e_s", "events", "output_tokens", "rejected"}, …]}``."""
+        """``{"requests": [{"send_s": 0.0, "api": "openai-chat", "body": {…}}, …],
+        "sequential": false}`` → ``{"predictions": [{"ttft_s", "e2e_s", "events",
+        "output_tokens", "rejected", "send_s", "prompt_tokens", "cached_prompt_tokens",
+        "queue_s", "prefill_s"}, …]}`` on an idle server with an empty prefix cache;
+        ``sequential``: each request sent when the one before it has its last token (the
+        cache carries over; ``send_s`` says when)."""
         try:
             payload = await read_json(request)
             items = payload.get("requests") if isinstance(payload, dict) else None
@@ -522,6 +541,7 @@ class SimServer:
                 raise WireError(400, "'requests' must be a list")
             plan: list[PlannedRequest] = []
             lengths: list[int] = []
+            prompts: list[int] = []
             for i, item in enumerate(items):
                 if not isinstance(item, dict) or item.get("api") not in DIALECTS:
                     raise WireError(
@@ -533,7 +553,12 @@ class SimServer:
                     raise WireError(400, f"requests[{i}].send_s must be a number >= 0")
                 tokens, _ = self.reply_tokens(gen)
                 lengths.append(len(tokens))
-                plan.append(PlannedRequest(float(send_s), gen.prompt_tokens, len(tokens)))
+                blocks, _limit = self.cache_blocks(gen)
+                plan.append(PlannedRequest(float(send_s), gen.prompt_tokens, len(tokens), blocks))
+                prompts.append(gen.prompt_tokens)
+            chained = payload.get("sequential", False)
+            if not isinstance(chained, bool):
+                raise WireError(400, "'sequential' must be a boolean")
         except WireError as err:
             return self._error(None, err)
         out = [
@@ -543,8 +568,15 @@ class SimServer:
                 "events": p.events,
                 "output_tokens": n,
                 "rejected": p.rejected,
+                "send_s": p.send_s,
+                "prompt_tokens": prompt,
+                "cached_prompt_tokens": p.cached_tokens if self.params.prefix_cache else None,
+                "queue_s": p.queue_s,
+                "prefill_s": p.prefill_s,
             }
-            for p, n in zip(predict(self.params, plan), lengths, strict=True)
+            for p, n, prompt in zip(
+                predict(self.params, plan, chained), lengths, prompts, strict=True
+            )
         ]
         return JSONResponse({"predictions": out})
 

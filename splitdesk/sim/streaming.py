@@ -40,6 +40,17 @@ from splitdesk.sim.wire.base import Dialect, Reply
 log = logging.getLogger(__name__)
 
 
+def prefilled(reply: Reply, live: LiveSequence) -> None:
+    """Copy what the engine knows once a sequence's first token is scheduled onto its
+    ``reply``: tokens found in the prefix cache, tokens written to it (the cacheable prefix
+    not found there: Anthropic's ``cache_creation_input_tokens``, reported only for a
+    request that marked a breakpoint), and when it joined the batch."""
+    seq = live.seq
+    reply.cached_tokens = seq.cached_tokens
+    reply.cache_created_tokens = max(0, live.cacheable - seq.cached_tokens) if seq.blocks else 0
+    reply.admitted_ns = live.admitted_ns or None
+
+
 class EngineStream:
     """ASGI response streaming one sequence's token events in a dialect's wire format.
 
@@ -93,6 +104,7 @@ class EngineStream:
         start = reply.output_tokens
         reply.output_tokens += ev.tokens
         if reply.first_token_ns is None:
+            prefilled(reply, self.live)
             reply.first_token_ns = ev.scheduled_ns
         reply.last_token_ns = ev.scheduled_ns
         if text is None:

@@ -15,7 +15,11 @@ def test_bench_cost_per_side_from_usage(capsys: pytest.CaptureFixture[str]) -> N
     out, table = capsys.readouterr()
     doc = json.loads(out)
     cost = doc["cost"]
-    assert cost["prices"] == {"input_per_m": 3.0, "output_per_m": 15.0}
+    assert cost["prices"] == {
+        "input_per_m": 3.0,
+        "output_per_m": 15.0,
+        "cached_input_per_m": None,
+    }
     for side in ("combined", "parallel"):
         s = cost["sides"][side]
         run = next(r for r in doc["runs"] if r["mode"] == side)

@@ -15,7 +15,13 @@ FAST = ["--sim-param", "speed=8", "--max-tokens", "20", "-q", "Why?", "-q", "How
 
 
 def _prompts(path: Path) -> list[list[str]]:
-    return [[t.prompt for t in rebuild_state(run).requests] for run in load_recording(path).runs]
+    """Each mode's prompts of each repeat (a repeat's run holds its modes as phases)."""
+    out = []
+    for run in load_recording(path).runs:
+        requests = rebuild_state(run).requests
+        for phase in sorted({t.phase for t in requests}):
+            out.append([t.prompt for t in requests if t.phase == phase])
+    return out
 
 
 def test_repeats_alternate_discard_warmup_and_use_a_nonce_per_run(

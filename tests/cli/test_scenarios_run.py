@@ -91,8 +91,51 @@ def test_dependent_questions_combined_finishes_before_the_chain(tmp_path: Path) 
     assert second["t_send_s"] >= first["t_send_s"] + first["e2e_s"]  # needs answer 1
 
 
+def _side(doc: dict[str, Any], mode: str) -> dict[str, Any]:
+    run: dict[str, Any] = next(r for r in doc["runs"] if r["mode"] == mode)
+    return run
+
+
+def test_one_document_without_a_cache_every_parallel_request_reads_it(tmp_path: Path) -> None:
+    doc = measure("document-batching", tmp_path)
+    parallel, combined = _side(doc, "parallel"), _side(doc, "combined")
+    assert all(r["cached_prompt_tokens"] == 0 for r in parallel["requests"])
+    # five copies of the document against one
+    assert parallel["prompt"]["prompt_tokens"] > 4 * combined["prompt"]["prompt_tokens"]
+    assert doc["summary"]["speedup"] > 2  # batching still wins
+
+
+def test_one_document_with_the_cache_the_parallel_side_reads_it_from_cache(
+    tmp_path: Path,
+) -> None:
+    cached = measure("document-batching-cache", tmp_path)
+    plain = measure("document-batching", tmp_path)
+    parallel = _side(cached, "parallel")
+    reads = sorted(r["cached_prompt_tokens"] for r in parallel["requests"])
+    doc_tokens = _side(cached, "combined")["prompt"]["prompt_tokens"] * 0.9
+    assert reads[0] == 0 and all(c > doc_tokens for c in reads[1:])  # four of five
+    assert cached["summary"]["speedup"] > plain["summary"]["speedup"]
+
+
+def test_one_document_on_a_compute_bound_server_combining_wins(tmp_path: Path) -> None:
+    s = measure("document-compute-bound", tmp_path)["summary"]
+    assert s["speedup"] < 0.95
+    assert s["diagnosis"]["code"] == "prefill-bound"
+    assert "read the document 5 times" in s["diagnosis"]["text"]
+
+
+def test_one_document_compute_bound_with_the_cache_parallel_wins_again(tmp_path: Path) -> None:
+    s = measure("document-compute-bound-cache", tmp_path)["summary"]
+    assert s["speedup"] > 1.05
+    assert s["diagnosis"]["code"] != "prefill-bound"
+
+
 def test_every_scenario_is_covered() -> None:
     tested = {
+        "document-batching",
+        "document-batching-cache",
+        "document-compute-bound",
+        "document-compute-bound-cache",
         "batching",
         "single-slot",
         "rate-limit",

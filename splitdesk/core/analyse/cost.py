@@ -6,13 +6,19 @@ The one definition of a side's tokens and cost (views, bench and exports read th
   equivalent, ``RequestTrace.usage_prompt_tokens``) over its requests. The combined prompt
   carries the template once; the N parallel prompts each carry any system prompt, so the
   parallel side may use more prompt tokens;
+* **cached prompt tokens**: the part of the prompt tokens the server read from its prefix
+  cache (``RequestTrace.usage_cached_prompt_tokens``; 0 for a request that reported none);
 * **output tokens**: the side's output tokens as the figure set counts them
   (:func:`splitdesk.core.analyse.metrics.group_metrics`: each request's reported usage, an
   event count standing in where none was reported): one count per side, the same in the
   bench table's tokens column, the summary and the cost lines;
-* **cost** (in the price's currency): ``prompt × input_price / 1e6 + output × output_price
-  / 1e6``, prices being per million tokens as providers list them. There are no default
-  prices: a cost exists only when the user entered both prices for the endpoint.
+* **cost** (in the price's currency): ``(prompt − cached) × input_price / 1e6 + cached ×
+  cached_input_price / 1e6 + output × output_price / 1e6``, prices being per million
+  tokens as providers list them (cached input is billed at its own, lower price:
+  OpenAI's "cached input", Anthropic's cache reads; without a cached price, cached tokens
+  cost the input price). There are no default prices: a cost exists only when the user
+  entered both prices for the endpoint. Anthropic also bills cache *writes* above the
+  input price; that surcharge is not modelled.
 
 A side whose requests did not all report usage has ``complete = False`` and no cost: the
 figure would be a guess. The trade-off line (:func:`tradeoff_line`) compares the speed-up
@@ -39,21 +45,30 @@ class Prices(BaseModel):
 
     input_per_m: float = Field(ge=0, description="price of one million prompt tokens")
     output_per_m: float = Field(ge=0, description="price of one million output tokens")
+    cached_input_per_m: float | None = Field(
+        None, ge=0, description="price of one million prompt tokens read from the cache"
+    )
+
+    @property
+    def cached_price(self) -> float:
+        """The price of a million cached prompt tokens (the input price when none given)."""
+        return self.input_per_m if self.cached_input_per_m is None else self.cached_input_per_m
 
 
 @dataclass(frozen=True)
 class SideTokens:
     """Usage of one side (``"combined"``, ``"parallel"`` or ``"sequential"``): ``prompt``
-    tokens summed over the ``requests`` that reported usage, ``output`` tokens as the
-    figure set counts them (module docstring; ``estimated`` when an event count stood in
-    for some request's usage); ``complete`` when every request of the side reported
-    usage."""
+    tokens summed over the ``requests`` that reported usage and their ``cached`` part,
+    ``output`` tokens as the figure set counts them (module docstring; ``estimated`` when
+    an event count stood in for some request's usage); ``complete`` when every request of
+    the side reported usage."""
 
     group: str
     prompt: int
     output: int
     requests: int
     reported: int
+    cached: int = 0
     estimated: bool = False
 
     @property
@@ -70,7 +85,12 @@ class SideTokens:
         when some request reported no usage."""
         if prices is None or not self.complete:
             return None
-        return self.prompt * prices.input_per_m / 1e6 + self.output * prices.output_per_m / 1e6
+        fresh = self.prompt - self.cached
+        return (
+            fresh * prices.input_per_m / 1e6
+            + self.cached * prices.cached_price / 1e6
+            + self.output * prices.output_per_m / 1e6
+        )
 
 
 def side_tokens(requests: Sequence[RequestTrace], group: str) -> SideTokens:
@@ -87,6 +107,7 @@ def side_tokens(requests: Sequence[RequestTrace], group: str) -> SideTokens:
         g.output_tokens,
         len(mine),
         len(reported),
+        sum(t.usage_cached_prompt_tokens or 0 for t in reported),
         g.tokens_estimated,
     )
 
@@ -138,8 +159,9 @@ def cost_document(
     (``runs``: each run's traces; usage is the same work every repeat). ``summary``: the
     bench summary (its ``speedup`` makes the trade-off line).
 
-    ``{"prices": {"input_per_m", "output_per_m"} | null, "sides": {group: {"prompt_tokens",
-    "output_tokens", "complete", "cost"}}, "token_ratio", "tradeoff"}``.
+    ``{"prices": {"input_per_m", "output_per_m", "cached_input_per_m"} | null, "sides":
+    {group: {"prompt_tokens", "cached_prompt_tokens", "output_tokens", "complete",
+    "cost"}}, "token_ratio", "tradeoff"}``.
     """
     requests = [t for run in runs for t in run]
     sides = {g: side_tokens(requests, g) for g in ("combined", "parallel", "sequential")}
@@ -155,6 +177,7 @@ def cost_document(
         "sides": {
             g: {
                 "prompt_tokens": s.prompt,
+                "cached_prompt_tokens": s.cached,
                 "output_tokens": s.output,
                 "complete": s.complete,
                 "cost": s.cost(prices),
@@ -168,7 +191,9 @@ def cost_document(
     costs = {g: c for g, s in sides.items() if (c := s.cost(prices)) is not None}
     shown = dict(zip(costs, format_costs(list(costs.values())), strict=True))
     for g, s in sides.items():
-        usage = f"{s.prompt} prompt + {'~' if s.estimated else ''}{s.output} output tokens"
+        cached = f" ({s.cached} cached)" if s.cached else ""
+        output = f"{'~' if s.estimated else ''}{s.output}"
+        usage = f"{s.prompt} prompt{cached} + {output} output tokens"
         if not s.complete:
             usage += f" (usage from {s.reported} of {s.requests} requests)"
         money = f" · cost {shown[g]}" if g in shown else ""

@@ -17,6 +17,14 @@ Rules, in the order they are tried (the first that holds is the headline's ``cod
 * ``network-bound`` — every parallel request waited at least :data:`NETWORK_MIN_S` for its
   response headers (TTFB) and the median TTFB is at least :data:`NETWORK_SHARE` of the
   median generation time (TTFT → E2E): network latency dominates.
+* ``prefill-bound`` — the parallel requests' prompts cost the server much more than the
+  combined prompt (they computed at least :data:`PREFILL_READ_RATIO` × its computed prompt
+  tokens, and at least :data:`PREFILL_MIN_TOKENS`: each read a shared document the
+  combined request reads once, and no prefix cache served it) and the wait for the first
+  token weighs on the run (median parallel TTFT ≥ :data:`PREFILL_TTFT_SHARE` of the
+  parallel makespan): where the server reports prefill time, its queue and prefill make
+  at least :data:`PREFILL_SERVER_SHARE` of that TTFT; where it does not, the parallel
+  TTFT is at least :data:`PREFILL_TTFT_RATIO` × the combined request's.
 * ``compute-bound`` — a stream decodes fewer tokens per second when others decode beside
   it: the per-stream decode rate measured while *k* ≥ 2 streams were generating is below
   :data:`COMPUTE_RATE_RATIO` of the rate while one stream was alone, and the k streams
@@ -62,7 +70,12 @@ from splitdesk.core.analyse.decode_rates import DecodeRates, decode_rates
 from splitdesk.core.analyse.decode_rates import (
     decode_rates_by_concurrency as decode_rates_by_concurrency,
 )
-from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics
+from splitdesk.core.analyse.metrics import (
+    GroupMetrics,
+    group_metrics,
+    prompt_tokens,
+    request_figures,
+)
 from splitdesk.core.analyse.slots import read_slots, slot_speedup
 from splitdesk.core.run.run_state import RequestTrace, RunState
 from splitdesk.providers.base import RequestError
@@ -74,6 +87,7 @@ DiagnosisCode = Literal[
     "rate-limited",
     "network-bound",
     "compute-bound",
+    "prefill-bound",
     "shortened-answers",
     "no-markers",
     "connection-wait",
@@ -100,6 +114,17 @@ COMPUTE_MAX_GAIN = 2.0
 BATCH_START_SHARE = 0.25
 #: combined/parallel output tokens below which the model shortened its answers
 SHORTENED_RATIO = 0.7
+#: prompt tokens the parallel side computed, as a multiple of the combined request's, from
+#: which the parallel side read its prompts' shared part more than once
+PREFILL_READ_RATIO = 1.5
+#: … and at least this many computed prompt tokens in all (short prompts cost nothing)
+PREFILL_MIN_TOKENS = 1000
+#: median parallel TTFT as a share of the parallel makespan from which the wait counts
+PREFILL_TTFT_SHARE = 0.2
+#: the server's queue + prefill as a share of TTFT (median) that makes the wait prefill's
+PREFILL_SERVER_SHARE = 0.5
+#: without a server report: parallel median TTFT over the combined TTFT that points there
+PREFILL_TTFT_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -389,6 +414,79 @@ def _rate_words(r: DecodeRates) -> str:
     return (
         f"each batched stream at {r.ratio:.0%} of {r.lone_words} ({r.batched_tok_s:.3g} "
         f"tok/s per stream with {r.streams} at once vs {r.lone_tok_s:.3g} tok/s alone)"
+    )
+
+
+def _thousands(n: int) -> str:
+    return f"{n:,}"
+
+
+def _prefill_bound(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> Finding | None:
+    """The ``prefill-bound`` rule (module docstring), from usage and server timings."""
+    ok = [t for t in par if _ok(t)]
+    if len(ok) < 2 or len(ok) != len(par):
+        return None
+    figures = [request_figures(t) for t in ok]
+    side = prompt_tokens(figures)
+    if side is None or not side.complete or side.computed < PREFILL_MIN_TOKENS:
+        return None
+    comb = prompt_tokens([request_figures(t) for t in combined if _ok(t)])
+    if comb is not None and side.computed < PREFILL_READ_RATIO * comb.computed:
+        return None
+    ttfts = [f.ttft_s for f in figures if f.ttft_s is not None]
+    metrics = group_metrics(ok, "parallel", 0)
+    if len(ttfts) != len(ok) or not metrics.makespan_s:
+        return None
+    med_ttft = statistics.median(ttfts)
+    if med_ttft < PREFILL_TTFT_SHARE * metrics.makespan_s:
+        return None
+    n = len(ok)
+    cached = side.cached or 0
+    what = "the document" if side.context_chars else "their prompts"
+    read = (
+        f"the {n} parallel requests read {what} {n} times: "
+        f"{_thousands(side.prompt)} prompt tokens, {_thousands(cached)} from cache"
+    )
+    if comb is not None:
+        read += f" (the combined request: {_thousands(comb.prompt)}, once)"
+    evidence: Evidence = {
+        "parallel_requests": n,
+        "parallel_prompt_tokens": side.prompt,
+        "parallel_cached_tokens": side.cached,
+        "parallel_computed_tokens": side.computed,
+        "combined_prompt_tokens": comb.prompt if comb else None,
+        "median_ttft_s": _r(med_ttft),
+        "parallel_makespan_s": _r(metrics.makespan_s),
+    }
+    splits = [f.split for f in figures]
+    if all(s is not None and s.server_s is not None for s in splits):
+        prefill = statistics.median(s.prefill_s or 0.0 for s in splits if s is not None)
+        server = statistics.median(s.server_s or 0.0 for s in splits if s is not None)
+        share = statistics.median(
+            (s.server_s or 0.0) / s.ttft_s for s in splits if s is not None and s.ttft_s > 0
+        )
+        if share < PREFILL_SERVER_SHARE:
+            return None
+        text = f"{read}; of each TTFT (median {med_ttft:.2f} s) prefill took {prefill:.2f} s"
+        if server > prefill * 1.2:
+            text += f" and the wait for the other requests' prefill {server - prefill:.2f} s"
+        text += ": the run is prefill-bound."
+        evidence.update(
+            median_prefill_s=_r(prefill), median_server_s=_r(server), server_share=_r(share, 2)
+        )
+        return Finding("prefill-bound", text, evidence)
+    comb_ttft = _median(
+        f.ttft_s for f in (request_figures(t) for t in combined) if f.ttft_s is not None
+    )
+    if comb_ttft is None or med_ttft < PREFILL_TTFT_RATIO * comb_ttft:
+        return None
+    evidence["combined_ttft_s"] = _r(comb_ttft)
+    return Finding(
+        "prefill-bound",
+        f"{read}; their TTFT (median {med_ttft:.2f} s) is {med_ttft / comb_ttft:.1f}× the "
+        f"combined request's ({comb_ttft:.2f} s), and the server reports no prefill time: "
+        "the run looks prefill-bound.",
+        evidence,
     )
 
 
@@ -730,6 +828,7 @@ def diagnose(
         _slot_limited(
             par_phase, phases, shared, _speedup(combined, par), split or _split_of(traces)
         ),
+        _prefill_bound(combined, par),
         _compute_bound(phases),
         _batching(phases, par),
     ):
@@ -920,7 +1019,9 @@ def no_verdict_reason(d: Diagnosis | None, shared: bool) -> str | None:
     competition (a compute-bound server showed 2.1× side by side, 1.21× one after
     another). Runs measured apart (``shared`` False, as in ``splitdesk bench``) always
     give a verdict. Before the run is diagnosed (``d`` None) there is nothing to judge."""
-    if not shared or d is None or d.code == "batching":
+    if not shared or d is None or d.code in ("batching", "network-bound"):
+        # network-bound: the network set both ways' times, not the shared server (both
+        # modes gave the same 2.4× on the slow-network profile)
         return None
     if d.code == "one-at-a-time":
         return "the server ran one request at a time"

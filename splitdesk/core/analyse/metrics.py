@@ -40,6 +40,20 @@ taken just before the request is handed to the HTTP client):
 * **TPOT** — ``(E2E − TTFT) / (output_tokens − 1)`` (vLLM ``tpot``: time per output token
   excluding the first). GenAI-Perf and AIPerf call this "inter token latency": compare
   measurement points, not names.
+* **prompt_tokens** / **cached_prompt_tokens** — the server's usage figures (``None`` when
+  it reports none): the whole prompt, and the part it read from its prefix cache instead of
+  computing (OpenAI ``prompt_tokens_details.cached_tokens``, Anthropic
+  ``cache_read_input_tokens``, llama.cpp ``cache_n``; see the providers). **computed
+  prompt tokens** = prompt − cached: what the server prefilled.
+* **TTFT split** (:class:`TtftSplit`) — TTFT as ``queue`` (the server: reaching its engine
+  → joining the batch), ``prefill`` (the server: joining → the step that emitted the first
+  token) and the ``rest`` (network, HTTP, what the server does not account for), each
+  where the server reports it (llama.cpp's ``timings.prompt_ms``, Ollama's
+  ``prompt_eval_duration``, the built-in endpoint's ``queue_ms``); ``None`` parts are not
+  reported, and ``rest`` is then what is left. The prefill is placed on the timeline
+  ending at the first token's arrival (:attr:`RequestFigures.prefill_span`): the step that
+  finishes the prompt emits the first token, so its arrival ends the prefill, give or take
+  the network's one-way time.
 * **output_tokens** — the server's usage figure when it reports one (last cumulative value,
   ``tokens_source = "usage"``), else the number of output-carrying events
   (``tokens_source = "events"``). A count is an *estimate* only when it is an event count
@@ -108,6 +122,50 @@ class Backoff:
 
 
 @dataclass(frozen=True)
+class TtftSplit:
+    """A request's TTFT in parts (seconds; module docstring): ``queue_s`` and ``prefill_s``
+    as the server reports them (``None``: not reported), ``rest_s`` the TTFT minus the
+    reported parts (never below 0)."""
+
+    ttft_s: float
+    queue_s: float | None
+    prefill_s: float | None
+
+    @property
+    def rest_s(self) -> float:
+        """TTFT minus the parts the server reported."""
+        return max(0.0, self.ttft_s - (self.queue_s or 0.0) - (self.prefill_s or 0.0))
+
+    @property
+    def server_s(self) -> float | None:
+        """Queue plus prefill: the server's time before the first token (``None`` when it
+        reports no prefill)."""
+        if self.prefill_s is None:
+            return None
+        return self.prefill_s + (self.queue_s or 0.0)
+
+
+#: server-timing keys of a prefill's duration and of a wait in the server's queue
+#: (:class:`~splitdesk.core.run.events.ServerTimings`)
+PREFILL_KEY, QUEUE_KEY = "prompt_eval_s", "queue_s"
+
+
+def ttft_split(trace: RequestTrace, ttft_s: float | None) -> TtftSplit | None:
+    """The :class:`TtftSplit` of a request whose TTFT is ``ttft_s`` (``None``: no TTFT, no
+    split), from the server's own timings (``prompt_eval_s``, ``queue_s``)."""
+    if ttft_s is None:
+        return None
+    timings = trace.server_timings
+    prefill = timings.get(PREFILL_KEY)
+    queue = timings.get(QUEUE_KEY)
+    return TtftSplit(
+        ttft_s,
+        None if queue is None else min(queue, ttft_s),
+        None if prefill is None else min(prefill, ttft_s),
+    )
+
+
+@dataclass(frozen=True)
 class RequestFigures:
     """The figure set of one request (module docstring), live: ``None`` until observed.
 
@@ -151,11 +209,31 @@ class RequestFigures:
     sections: tuple[SectionTiming, ...] = ()
     error: RequestError | None = None
     finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    context_chars: int = 0
+    split: TtftSplit | None = None
     t_conn_start: float | None = None
     t_conn_ready: float | None = None
     #: the TCP(+TLS) connect time of the connection's warm-up (``connect_s``: the request's)
     connection_connect_s: float | None = None
     _times: Sequence[float] = field(default=(), repr=False, compare=False)
+
+    @property
+    def computed_prompt_tokens(self) -> int | None:
+        """Prompt tokens the server computed (prefilled): prompt − cached (all of the prompt
+        when the server reports no cached count); ``None`` without a prompt count."""
+        if self.prompt_tokens is None:
+            return None
+        return max(0, self.prompt_tokens - (self.cached_prompt_tokens or 0))
+
+    @property
+    def prefill_span(self) -> tuple[float, float] | None:
+        """(start, end) of the server's prefill in run-origin seconds, ending at the first
+        output's arrival (module docstring); ``None`` when the server reports no prefill."""
+        if self.split is None or self.split.prefill_s is None or self.t_first_output is None:
+            return None
+        return (self.t_first_output - self.split.prefill_s, self.t_first_output)
 
     @property
     def connection_wait_s(self) -> float | None:
@@ -296,6 +374,10 @@ def _compute(trace: RequestTrace) -> RequestFigures:
         sections=sections,
         error=trace.error,
         finish_reason=trace.finish_reason,
+        prompt_tokens=trace.usage_prompt_tokens,
+        cached_prompt_tokens=trace.usage_cached_prompt_tokens,
+        context_chars=trace.context_chars,
+        split=ttft_split(trace, ttft),
         t_conn_start=trace.t_conn_start,
         t_conn_ready=trace.t_conn_ready,
         connection_connect_s=trace.conn_connect_s,
@@ -346,6 +428,7 @@ class GroupMetrics:
     first_ttft_s: float | None = None
     retries: int = 0
     counted_requests: int = 0
+    prompt: PromptTokens | None = None
 
     @property
     def estimated_note(self) -> str:
@@ -361,6 +444,55 @@ class GroupMetrics:
     def ttft_range_s(self) -> tuple[float, float] | None:
         """(lowest, highest) TTFT of the group's requests, ``None`` before any."""
         return (min(self.ttft_s), max(self.ttft_s)) if self.ttft_s else None
+
+
+@dataclass(frozen=True)
+class PromptTokens:
+    """What one side's prompts cost the server (tokens, from usage; module docstring).
+
+    ``prompt``: Σ prompt tokens over the ``reported`` requests (of ``requests`` sent);
+    ``cached``: Σ cached prompt tokens over the ``cached_reported`` requests that said how
+    many (``None`` when none did); ``computed``: Σ (prompt − cached) over the reported
+    requests (a request that reported no cached count counts its whole prompt);
+    ``context_chars``: the shared context's length in characters each request carried (0:
+    none); ``prefill_s``: each reporting request's prefill time (server timings), request
+    order."""
+
+    requests: int
+    reported: int
+    prompt: int
+    cached: int | None
+    cached_reported: int
+    computed: int
+    context_chars: int = 0
+    prefill_s: tuple[float, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every sent request reported its prompt tokens."""
+        return self.requests > 0 and self.reported == self.requests
+
+
+def prompt_tokens(per: Sequence[RequestFigures]) -> PromptTokens | None:
+    """The :class:`PromptTokens` of a side's sent requests ``per``; ``None`` when none was
+    sent or none reported a prompt count."""
+    sent = [f for f in per if f.t_send is not None]
+    reported = [f for f in sent if f.prompt_tokens is not None]
+    if not reported:
+        return None
+    cached = [f.cached_prompt_tokens for f in reported if f.cached_prompt_tokens is not None]
+    return PromptTokens(
+        requests=len(sent),
+        reported=len(reported),
+        prompt=sum(f.prompt_tokens or 0 for f in reported),
+        cached=sum(cached) if cached else None,
+        cached_reported=len(cached),
+        computed=sum(f.computed_prompt_tokens or 0 for f in reported),
+        context_chars=max((f.context_chars for f in sent), default=0),
+        prefill_s=tuple(
+            f.split.prefill_s for f in sent if f.split is not None and f.split.prefill_s is not None
+        ),
+    )
 
 
 #: The group figure set under its own name (:class:`GroupMetrics` is the same class).
@@ -410,6 +542,7 @@ def group_metrics(traces: Sequence[RequestTrace], group: str, n_questions: int) 
         first_ttft_s=first.ttft_s,
         retries=sum(f.retries for f in per),
         counted_requests=sum(1 for f in sent if f.output_tokens > 0),
+        prompt=prompt_tokens(per),
     )
 
 
@@ -468,3 +601,20 @@ def spread(values: Sequence[float | None]) -> Spread | None:
     if not known:
         return None
     return Spread(statistics.median(known), min(known), max(known), len(known))
+
+
+def context_prompt_tokens(state: RunState) -> int | None:
+    """What a server counted for the shared context, as near as usage allows: the median
+    prompt tokens of the run's single-question requests that carried the context (each
+    prompt is the context plus one question and the run's opening line), from the parallel
+    side, else the sequential one; ``None`` when no such request reported prompt tokens
+    (the editor then keeps its estimate, :func:`splitdesk.core.run.template.estimated_tokens`)."""
+    for group in ("parallel", "sequential"):
+        counts = [
+            t.usage_prompt_tokens
+            for t in state.requests
+            if t.group == group and t.context_chars and t.usage_prompt_tokens is not None
+        ]
+        if counts:
+            return int(statistics.median(counts))
+    return None

@@ -27,13 +27,20 @@ from splitdesk.providers.base import EndpointConfig, GenParams
 @dataclass(frozen=True)
 class PredictedRequest:
     """Expected timing of one request: seconds from its own send (``t_send_s`` from its
-    phase's start). ``rejected``: the rate limit would refuse it."""
+    phase's start). ``rejected``: the rate limit would refuse it. From endpoints that
+    model prefill: ``prompt_tokens``, ``cached_prompt_tokens`` (``None``: no prefix cache),
+    ``queue_s`` (reaching the engine → joining the batch) and ``prefill_s`` (joining →
+    the first token's step end)."""
 
     t_send_s: float
     ttft_s: float | None
     e2e_s: float
     output_tokens: int
     rejected: bool
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    queue_s: float | None = None
+    prefill_s: float | None = None
 
 
 class PredictItem(BaseModel):
@@ -53,6 +60,8 @@ class PredictQuery(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     requests: list[PredictItem]
+    #: each request sent when the one before it has its last token (a sequential phase)
+    sequential: bool = False
 
 
 class Prediction(BaseModel):
@@ -66,6 +75,11 @@ class Prediction(BaseModel):
     output_tokens: int = Field(ge=0)
     rejected: bool
     events: int | None = None
+    send_s: float = Field(0.0, ge=0)
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    queue_s: float | None = None
+    prefill_s: float | None = None
 
 
 class PredictAnswer(BaseModel):
@@ -76,11 +90,13 @@ class PredictAnswer(BaseModel):
     predictions: list[Prediction]
 
 
-async def _ask(client: httpx.AsyncClient, root: str, items: list[PredictItem]) -> list[Prediction]:
+async def _ask(
+    client: httpx.AsyncClient, root: str, items: list[PredictItem], sequential: bool = False
+) -> list[Prediction]:
     """Ask the endpoint; raises ``httpx.HTTPError`` or ``ValueError`` (a
     ``pydantic.ValidationError`` naming the field) when the answer is not a prediction of
     every item."""
-    query = PredictQuery(requests=items)
+    query = PredictQuery(requests=items, sequential=sequential)
     response = await client.post(
         f"{root}/_splitdesk/predict",
         content=query.model_dump_json(),
@@ -124,24 +140,27 @@ async def predict_plan(
         for phase in plan.phases:
             bodies = [
                 provider.build_request(
-                    endpoint, spec.prompt, GenParams(spec.max_tokens, temperature, seed)
+                    endpoint, spec.as_prompt(), GenParams(spec.max_tokens, temperature, seed)
                 ).json
                 for spec in phase.requests
             ]
-            if phase.sequential:
-                start = 0.0
-                for body in bodies:
-                    (p,) = await _ask(client, sim_root, [PredictItem(api=endpoint.api, body=body)])
-                    out.append(
-                        PredictedRequest(start, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
+            items = [PredictItem(api=endpoint.api, body=b) for b in bodies]
+            # a sequential phase: each request sent once the one before it ended (the
+            # endpoint's prefix cache carries over from one to the next, as it would)
+            for p in await _ask(client, sim_root, items, sequential=phase.sequential):
+                out.append(
+                    PredictedRequest(
+                        p.send_s,
+                        p.ttft_s,
+                        p.e2e_s,
+                        p.output_tokens,
+                        p.rejected,
+                        p.prompt_tokens,
+                        p.cached_prompt_tokens,
+                        p.queue_s,
+                        p.prefill_s,
                     )
-                    start += p.e2e_s
-            else:
-                items = [PredictItem(api=endpoint.api, body=b) for b in bodies]
-                for p in await _ask(client, sim_root, items):
-                    out.append(
-                        PredictedRequest(0.0, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
-                    )
+                )
     return out
 
 

@@ -295,7 +295,13 @@ async def _bench(
     first = True
     for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
         for mode in mode_order(modes_of(opts.mode), k):
-            plan = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
+            plan = make_plan(
+                mode,  # type: ignore[arg-type]
+                opts.questions,
+                opts.template,
+                opts.max_tokens,
+                context=opts.context,
+            )
             if opts.nonce_on:
                 plan = with_nonce(plan, new_nonce())
             if opts.pause_s and not first:
@@ -319,7 +325,13 @@ async def _bench(
                 # prefix cached by the first); the note keeps why
                 print(f"  measuring {mode} again: {run.disturbed}", file=err, flush=True)
                 if opts.nonce_on:
-                    fresh = make_plan(mode, opts.questions, opts.template, opts.max_tokens)  # type: ignore[arg-type]
+                    fresh = make_plan(
+                        mode,  # type: ignore[arg-type]
+                        opts.questions,
+                        opts.template,
+                        opts.max_tokens,
+                        context=opts.context,
+                    )
                     plan = with_nonce(fresh, new_nonce())
                 again = await _measure(opts, config, plan, sim_root, mode, k, predicted, preds)
                 again.remeasured = run.disturbed
@@ -364,7 +376,7 @@ async def _measure(
         predicted,
         note,
         late.endpoint_slip_s,
-        predictions=preds,
+        predicted=tuple(preds or ()),
         client_lag_s=late.client_lag_s,
     )
 
@@ -445,7 +457,7 @@ def run_bench(
                 *summary_lines(doc["summary"]),
                 *cost_lines,
                 opts.client.describe(),
-                repeats.line(),
+                repeats.line(per_side=bool(opts.context.strip())),
             ]
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)

@@ -50,11 +50,17 @@ class BenchOptions:
     warmup: int = 0
     pause_s: float = 0.0
     nonce: bool | None = None
+    #: ``--context FILE`` or the question set's: the shared context (``""``: none)
+    context: str = ""
 
     @property
     def nonce_on(self) -> bool:
-        """Whether every run's prompts open with a nonce."""
-        return self.repeat > 1 if self.nonce is None else self.nonce
+        """Whether every run's prompts open with a nonce: by default when repeating, and
+        whenever there is a shared context (each run, and each side, must prefill the
+        document itself: :func:`splitdesk.core.bench.repeats.with_nonce`)."""
+        if self.nonce is None:
+            return self.repeat > 1 or bool(self.context.strip())
+        return self.nonce
 
     def run_config(self, endpoint: EndpointConfig) -> RunConfig:
         """How every run of these options sends to ``endpoint`` (bench and sweep)."""

@@ -108,11 +108,11 @@ def _record(
     events = merged_events(kept, mode) if len(kept) > 1 else list(kept[0][1].events)
     state = _rebuilt(events)
     predictions: list[PredictedRequest] | None = []
-    for r in parts:
-        if r.predictions is None or predictions is None:
+    for r in parts:  # the built-in endpoint's, per request (none on other endpoints)
+        if not r.predicted or predictions is None:
             predictions = None
         else:
-            predictions.extend(r.predictions)
+            predictions.extend(r.predicted)
     if predictions is not None and len(predictions) != len(state.requests):
         predictions = None
     first = events[0]

@@ -48,14 +48,24 @@ def new_nonce() -> str:
 
 
 def with_nonce(plan: RunPlan, nonce: str) -> RunPlan:
-    """``plan`` with every prompt prefixed by ``"[run <nonce>]\\n"`` — a different first
+    """``plan`` with every prompt opened by ``"[run <nonce>]\\n"`` — a different first
     line in every run, so no request of it can reuse a previous run's cached prefix (the
-    line's shape: :func:`splitdesk.builtin_endpoint.nonce_line`)."""
-    line = nonce_line(nonce)
+    line's shape: :func:`splitdesk.builtin_endpoint.nonce_line`).
+
+    A plan with a shared context gets one line per side, ``"[run <nonce>/<group>]"``, first
+    of all (before the context: in the system message when the context is there): the
+    requests of one side share the line and the document, so the server's prefix cache can
+    serve the document to all but the first of them, while one side never reads the
+    document the other side's requests left in the cache (a combined request sent first
+    would otherwise pre-fill the parallel side's prompts, and the comparison would credit
+    parallel with the combined request's prefill)."""
     phases = tuple(
         replace(
             phase,
-            requests=tuple(replace(r, prompt=f"{line}\n{r.prompt}") for r in phase.requests),
+            requests=tuple(
+                r.opened_with(nonce_line(f"{nonce}/{r.group}" if r.context_chars else nonce))
+                for r in phase.requests
+            ),
         )
         for phase in plan.phases
     )
@@ -63,10 +73,14 @@ def with_nonce(plan: RunPlan, nonce: str) -> RunPlan:
 
 
 def nonce_of(state: RunState) -> str | None:
-    """The nonce opening the prompts of ``state``'s requests (:func:`with_nonce`'s line),
-    or ``None`` when its first request's prompt has none."""
-    prompt = state.requests[0].prompt if state.requests else ""
-    return split_nonce_line(prompt)[0]
+    """The nonce opening the prompts of ``state``'s requests (:func:`with_nonce`'s line,
+    without a side's ``/<group>``), or ``None`` when its first request's prompt has
+    none."""
+    if not state.requests:
+        return None
+    first = state.requests[0]
+    found = split_nonce_line(first.system if first.system is not None else first.prompt)[0]
+    return None if found is None else found.split("/", 1)[0]
 
 
 def order_plan(plan: RunPlan, repeat: int, alternate: bool = True) -> RunPlan:
@@ -106,15 +120,17 @@ class RepeatOptions:
             for k in range(-self.warmup, self.repeat)
         ]
 
-    def line(self, together: bool = False) -> str:
+    def line(self, together: bool = False, per_side: bool = False) -> str:
         """:func:`repeats_line` for these options (``together``: the plan releases both
-        sides at once, so there is no order to alternate)."""
+        sides at once, so there is no order to alternate; ``per_side``: the prompts carry
+        a shared context, so the nonce is one per side)."""
         return repeats_line(
             self.repeat,
             self.warmup,
             self.pause_s,
             self.nonce,
             "together" if together else ("alternate" if self.alternate else "fixed"),
+            per_side,
         )
 
 
@@ -141,11 +157,18 @@ class RepeatRun:
 
 
 def repeats_line(
-    repeat: int, warmup: int, pause_s: float, nonce: bool, order: str = "alternate"
+    repeat: int,
+    warmup: int,
+    pause_s: float,
+    nonce: bool,
+    order: str = "alternate",
+    per_side: bool = False,
 ) -> str:
     """The table's line about how the repeats ran. ``order``: ``"alternate"`` (combined and
     parallel swap which goes first), ``"fixed"`` (the mode's order every time) or
-    ``"together"`` (side by side: both sent at once, no order to alternate)."""
+    ``"together"`` (side by side: both sent at once, no order to alternate); ``per_side``:
+    the prompts carry a shared context, so the nonce (:func:`with_nonce`) is one per side
+    and is said even for one run."""
     parts = [f"{repeat} repeat{'s' if repeat != 1 else ''}"]
     if repeat > 1:
         parts.append(
@@ -159,7 +182,15 @@ def repeats_line(
         parts.append(f"{warmup} warm-up round{'s' if warmup != 1 else ''} discarded")
     if pause_s:
         parts.append(f"{pause_s:g} s pause between runs")
-    if repeat > 1 or warmup:  # one run repeats nothing: the nonce would change nothing
+    if per_side:
+        parts.append(
+            "a nonce per side opens every prompt, before the shared context (no side reads "
+            "the document from the other side's or an earlier run's cache)"
+            if nonce
+            else "no nonce: one side may read the shared context from the server's cache "
+            "where the other side or an earlier run left it"
+        )
+    elif repeat > 1 or warmup:  # one run repeats nothing: the nonce would change nothing
         parts.append(
             "a per-run nonce opens every prompt (no prefix-cache reuse across runs)"
             if nonce

@@ -27,4 +27,5 @@ def bench_options(scenario: Scenario, **sim_overrides: Any) -> BenchOptions:
         mode=run.mode,
         retry_429=run.retry_429,
         template=scenario.question_set.template or CombinedTemplate(),
+        context=scenario.question_set.context,
     )

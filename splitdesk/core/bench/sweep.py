@@ -20,7 +20,8 @@ JSON document (keys may be added, never removed)::
                "parallel_wall_s_range", "failed", "stopped", "endpoint_slip_s",
                "client_lag_s", "disturbed": [str], "disturbed_all", "remeasured": [str],
                "diagnosis": {"code", "slots", "rate_ratio", …} | null,
-               "per_stream_tok_s", "streams_at_once"}, ...],
+               "per_stream_tok_s", "streams_at_once",
+               "combined_prompt", "parallel_prompt"}, ...],
      "server_limit": {"slots", "family", "route", "key", "names"} | null,
      "reading": {"text", "leaves_at", "cause", "evidence"} | null}
 
@@ -53,7 +54,8 @@ from splitdesk.core.bench.compare import (
     write_document,
 )
 from splitdesk.core.bench.options import BenchOptions
-from splitdesk.core.files.report import BenchRun, summary_json
+from splitdesk.core.bench.repeats import new_nonce, with_nonce
+from splitdesk.core.files.report import BenchRun, prompt_json, summary_json
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.measure.server_limits import ServerLimit, probe_limit
 from splitdesk.core.run.plans import RunPlan, make_plan
@@ -128,10 +130,17 @@ class SweepStep:
         return list(questions[: self.n])
 
     def plan(
-        self, questions: Sequence[str], template: CombinedTemplate, max_tokens: int | None
+        self,
+        questions: Sequence[str],
+        template: CombinedTemplate,
+        max_tokens: int | None,
+        context: str = "",
     ) -> RunPlan:
-        """This run's plan (:func:`~splitdesk.core.run.plans.make_plan` of its questions)."""
-        return make_plan(self.mode, self.questions(questions), template, max_tokens)
+        """This run's plan (:func:`~splitdesk.core.run.plans.make_plan` of its questions,
+        each prompt opened by the shared ``context`` when there is one)."""
+        return make_plan(
+            self.mode, self.questions(questions), template, max_tokens, context=context
+        )
 
 
 def sweep_steps(max_n: int, repeat: int) -> list[SweepStep]:
@@ -256,6 +265,13 @@ class SweepRow:
         :func:`~splitdesk.core.files.report.summary_json`."""
         s = summary_json(self.runs)
         slips = [r.endpoint_slip_s for r in self.runs if r.endpoint_slip_s is not None]
+        first: dict[str, BenchRun] = {}
+        for r in self.runs:
+            first.setdefault(r.mode, r)
+        prompts = {
+            f"{mode}_prompt": prompt_json(first[mode].metrics.prompt) if mode in first else None
+            for mode in ("combined", "parallel")
+        }
         lags = [r.client_lag_s for r in self.runs if r.client_lag_s is not None]
         return {
             "n": self.n,
@@ -281,6 +297,8 @@ class SweepRow:
             # the batched decode rate of this N's parallel runs: per stream while the most
             # of them generated at once (at N = 1 a stream alone: the lone decode rate)
             **self._rates(),
+            # each side's prompt and cached tokens (first repeat; the servers' usage)
+            **prompts,
         }
 
     def _rates(self) -> dict[str, Any]:
@@ -380,7 +398,9 @@ async def _sweep(
 ) -> None:
     config = opts.run_config(endpoint)
     for step in sweep_steps(max_n, opts.repeat):
-        plan = step.plan(questions, opts.template, opts.max_tokens)
+        plan = step.plan(questions, opts.template, opts.max_tokens, opts.context)
+        if plan.has_context and opts.nonce is not False:  # each side prefills its document
+            plan = with_nonce(plan, new_nonce())
         predicted = None
         if sim_root is not None:  # asked before the run, never during it
             try:

@@ -23,6 +23,10 @@ tpot_s             (E2E − TTFT) / (output_tokens − 1)
 decode_tok_s       (output_tokens − 1) / (E2E − TTFT)
 output_tokens      usage when the server reported it, else the event count
 tokens_source      usage | events
+prompt_tokens      the server's prompt count (usage; empty: none reported)
+cached_prompt_tokens  the part of it the server's prefix cache served (empty: none reported)
+queue_s            the server's queue time before prefill (empty: not reported)
+prefill_s          the server's prefill time (empty: not reported)
 attempts           sends (1 + retries after a 429)
 finish_reason      the API's finish reason
 error_kind         the failure's kind (empty when none)
@@ -58,6 +62,10 @@ CSV_COLUMNS = (
     "decode_tok_s",
     "output_tokens",
     "tokens_source",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "queue_s",
+    "prefill_s",
     "attempts",
     "finish_reason",
     "error_kind",
@@ -104,6 +112,10 @@ def figures_csv(recording: Recording) -> str:
                 "decode_tok_s": f.decode_tok_s,
                 "output_tokens": f.output_tokens if sent else None,
                 "tokens_source": f.tokens_source if sent else None,
+                "prompt_tokens": f.prompt_tokens,
+                "cached_prompt_tokens": f.cached_prompt_tokens,
+                "queue_s": f.split.queue_s if f.split else None,
+                "prefill_s": f.split.prefill_s if f.split else None,
                 "attempts": f.attempts,
                 "finish_reason": f.finish_reason,
                 "error_kind": f.error.kind if f.error else None,

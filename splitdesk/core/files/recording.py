@@ -163,6 +163,11 @@ class PredictionRecord(_Strict):
     e2e_s: float
     output_tokens: int
     rejected: bool
+    #: from endpoints that model prefill (optional: older files have none)
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    queue_s: float | None = None
+    prefill_s: float | None = None
 
 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
@@ -461,7 +466,17 @@ def predictions_of(run: RunRecord) -> list[PredictedRequest] | None:
     if run.predictions is None:
         return None
     return [
-        PredictedRequest(p.t_send_s, p.ttft_s, p.e2e_s, p.output_tokens, p.rejected)
+        PredictedRequest(
+            p.t_send_s,
+            p.ttft_s,
+            p.e2e_s,
+            p.output_tokens,
+            p.rejected,
+            p.prompt_tokens,
+            p.cached_prompt_tokens,
+            p.queue_s,
+            p.prefill_s,
+        )
         for p in run.predictions
     ]
 
@@ -472,7 +487,14 @@ def plan_of(run: RunRecord) -> RunPlan:
     phases: dict[int, list[RequestSpec]] = {}
     for ev in run.events:
         if isinstance(ev, RequestPlanned):
-            spec = RequestSpec(ev.group, ev.questions, ev.prompt, ev.max_tokens)
+            spec = RequestSpec(
+                ev.group,
+                ev.questions,
+                ev.prompt,
+                ev.max_tokens,
+                system=ev.system,
+                context_chars=ev.context_chars,
+            )
             phases.setdefault(ev.phase, []).append(spec)
     mode = run.mode if run.mode in MODES else "side-by-side"
     return RunPlan(
@@ -546,13 +568,18 @@ def encode_recording(recording: Recording, secrets: Iterable[str | None] = ()) -
 
 
 def suggested_name(recording: Recording, size: int | None = None) -> str:
-    """A file name for ``recording``: ``splitdesk-<UTC time>-<mode>`` plus
+    """A file name for ``recording``: ``splitdesk-<UTC time>-<title>`` (its title as a
+    slug of at most 48 characters: a scenario's run is named after the scenario, "single-
+    slot-server"; else its mode and size, "one-after-another-5-questions"), plus
     :data:`GZ_SUFFIX` when ``size`` (encoded bytes) is above :data:`GZIP_ABOVE`, else
     :data:`SUFFIX`."""
     when = recording.runs[0].started_at.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    mode = "".join(c if c.isalnum() else "-" for c in recording.settings.mode)
+    words = "".join(c.lower() if c.isalnum() else " " for c in recording.title).split()
+    slug = "-".join(words)[:48].rstrip("-") or "".join(
+        c if c.isalnum() else "-" for c in recording.settings.mode
+    )
     suffix = GZ_SUFFIX if size is not None and size > GZIP_ABOVE else SUFFIX
-    return f"splitdesk-{when}-{mode}{suffix}"
+    return f"splitdesk-{when}-{slug}{suffix}"
 
 
 def save_recording(

@@ -19,7 +19,13 @@ from typing import Any
 from splitdesk import __version__
 from splitdesk.core.analyse.diagnosis import bench_summary
 from splitdesk.core.analyse.disturbance import disturbed_reason
-from splitdesk.core.analyse.metrics import GroupMetrics, group_metrics, request_metrics, spread
+from splitdesk.core.analyse.metrics import (
+    GroupMetrics,
+    PromptTokens,
+    group_metrics,
+    request_metrics,
+    spread,
+)
 from splitdesk.core.analyse.predict import (
     RATE_LIMIT_NOTE,
     PredictedRequest,
@@ -48,9 +54,9 @@ class BenchRun:
     #: The window run this side was split from (:func:`split_run`), diagnosed whole as the
     #: window diagnoses it; ``None`` for a bench run.
     whole: RunState | None = None
-    #: The cost model's predicted requests of this run (index order), kept for a
-    #: ``--record`` recording's ghost bars; ``None`` when none were asked.
-    predictions: list[PredictedRequest] | None = None
+    #: The cost model's figures per request, request order (``predict.PredictedRequest``:
+    #: TTFT, E2E, prompt and cached tokens); empty on other endpoints.
+    predicted: tuple[PredictedRequest, ...] = ()
     #: Seconds the measuring client's event loop woke late during this run
     #: (:mod:`splitdesk.core.measure.loop_lag`): a busy machine. ``None`` when not measured.
     client_lag_s: float | None = None
@@ -110,11 +116,25 @@ def _r(x: float | None, nd: int = 6) -> float | None:
     return None if x is None else round(x, nd)
 
 
-def request_json(trace: RequestTrace) -> dict[str, Any]:
+def _predicted_json(p: PredictedRequest | None) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {
+        "ttft_s": _r(p.ttft_s),
+        "e2e_s": _r(p.e2e_s),
+        "prompt_tokens": p.prompt_tokens,
+        "cached_prompt_tokens": p.cached_prompt_tokens,
+        "queue_s": _r(p.queue_s),
+        "prefill_s": _r(p.prefill_s),
+    }
+
+
+def request_json(trace: RequestTrace, predicted: PredictedRequest | None = None) -> dict[str, Any]:
     """One entry of ``runs[].requests`` (contract keys first, then additions)."""
     sent = trace.t_send is not None
     m = request_metrics(trace) if sent else None
     t0 = trace.t_send or 0.0
+    split = m.split if m else None
     return {
         "questions": list(trace.questions),
         "t_send_s": _r(trace.t_send),
@@ -164,6 +184,37 @@ def request_json(trace: RequestTrace) -> dict[str, Any]:
             }
             for b in (m.backoffs if m else ())
         ],
+        "prompt_tokens": m.prompt_tokens if m else None,
+        "cached_prompt_tokens": m.cached_prompt_tokens if m else None,
+        "context_chars": trace.context_chars,
+        "ttft_split": (
+            {
+                "queue_s": _r(split.queue_s),
+                "prefill_s": _r(split.prefill_s),
+                "rest_s": _r(split.rest_s),
+            }
+            if split is not None
+            else None
+        ),
+        "predicted": _predicted_json(predicted),
+    }
+
+
+def prompt_json(p: PromptTokens | None) -> dict[str, Any] | None:
+    """A side's ``prompt`` object: ``{"prompt_tokens", "cached_prompt_tokens",
+    "computed_prompt_tokens", "requests", "reported", "cached_reported", "context_chars"}``
+    (:class:`~splitdesk.core.analyse.metrics.PromptTokens`); ``None`` when no request
+    reported its prompt tokens."""
+    if p is None:
+        return None
+    return {
+        "prompt_tokens": p.prompt,
+        "cached_prompt_tokens": p.cached,
+        "computed_prompt_tokens": p.computed,
+        "requests": p.requests,
+        "reported": p.reported,
+        "cached_reported": p.cached_reported,
+        "context_chars": p.context_chars,
     }
 
 
@@ -174,7 +225,12 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "mode": run.mode,
         "repeat": run.repeat,
         "wall_s": _r(g.makespan_s),
-        "requests": [request_json(t) for t in run.state.requests],
+        "requests": [
+            request_json(
+                t, run.predicted[i] if len(run.predicted) == len(run.state.requests) else None
+            )
+            for i, t in enumerate(run.state.requests)
+        ],
         # additions
         "all_answers_started_s": _r(g.all_started_s),
         "answer_start_s": {str(k): _r(v) for k, v in sorted(g.answer_start_s.items())},
@@ -184,6 +240,7 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "tokens_estimated_note": g.estimated_note or None,
         "throughput_tok_s": _r(g.throughput_tok_s, 3),
         "predicted_wall_s": _r(run.predicted_wall_s),
+        "prompt": prompt_json(g.prompt),
         "endpoint_slip_s": _r(run.endpoint_slip_s),
         "client_lag_s": _r(run.client_lag_s),
         # why this run's time is the machine's more than the endpoint's (left out of the

@@ -69,7 +69,7 @@ class EndpointSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: str = Field("batching", min_length=1)
-    params: dict[str, float | int | str] = Field(default_factory=dict)
+    params: dict[str, bool | int | float | str] = Field(default_factory=dict)
     recording: str | None = Field(None, min_length=1)
 
 

@@ -12,7 +12,8 @@ the format's required keys ``name``, ``ph`` (phase), ``ts`` (microseconds), ``pi
   and ``thread_name`` / ``thread_sort_index`` (one thread — one *track* — per request,
   ``tid`` = request index + 1, named like the window's lanes: "combined", "Q3" …);
 * ``X`` complete events (``ts`` + ``dur``) on a request's track, nested: **wait** (send →
-  first output, or → end when nothing came), **streaming** (first output → last token),
+  first output, or → end when nothing came) with the server's **prefill** nested in it
+  where the server reports one, **streaming** (first output → last token),
   one **answer k** span per answer (a combined reply's answer sections; a one-question
   request's streaming), and **back-off** spans (a 429's wait before the next attempt);
 * ``i`` instant events: a request's end when it failed or was stopped (``args`` name why);
@@ -125,6 +126,20 @@ def _request_events(trace: RequestTrace, f: RequestFigures, pid: int) -> list[di
             status=trace.status,
         )
     )
+    span = f.prefill_span  # the server's prefill, nested in the wait it ends
+    if span is not None and span[1] > t0:
+        out.append(
+            _span(
+                "prefill",
+                max(span[0], t0),
+                span[1],
+                pid,
+                tid,
+                prompt_tokens=f.prompt_tokens,
+                cached_prompt_tokens=f.cached_prompt_tokens,
+                queue_s=f.split.queue_s if f.split else None,
+            )
+        )
     for b in f.backoffs:
         b_end = b.end if b.end is not None else wait_end
         out.append(

@@ -237,7 +237,15 @@ class Runner:
             for spec in phase.requests:
                 self.emit(
                     RequestPlanned(
-                        0.0, index, spec.group, spec.questions, spec.prompt, p, spec.max_tokens
+                        0.0,
+                        index,
+                        spec.group,
+                        spec.questions,
+                        spec.prompt,
+                        p,
+                        spec.max_tokens,
+                        spec.system,
+                        spec.context_chars,
                     )
                 )
                 phase_of.append((p, spec))
@@ -295,7 +303,10 @@ class Runner:
                             spec = phase_of[i][1]
                             if phase.chain and i > ids[0]:  # the previous request's answer
                                 answer = "".join(self._answers.get(i - 1, ()))
-                                spec = replace(spec, prompt=chain_prompt(spec.prompt, answer))
+                                spec = replace(
+                                    spec,
+                                    prompt=chain_prompt(spec.prompt, answer, spec.shared_chars),
+                                )
                             await self._request(clients[i], i, spec, None)
                     else:
                         barrier = asyncio.Event() if self.config.release == "barrier" else None
@@ -413,7 +424,7 @@ class Runner:
         params = GenParams(
             max_tokens=spec.max_tokens, temperature=self.config.temperature, seed=self.config.seed
         )
-        call = self.provider.build_request(ep, spec.prompt, params)
+        call = self.provider.build_request(ep, spec.as_prompt(), params)
         parser = (
             SectionParser(len(spec.questions), self.config.marker)
             if spec.group == "combined"
@@ -551,7 +562,11 @@ class Runner:
                 elif isinstance(delta, UsageDelta):
                     self.emit(
                         UsageReported(
-                            self._s(delta.t_ns), i, delta.output_tokens, delta.prompt_tokens
+                            self._s(delta.t_ns),
+                            i,
+                            delta.output_tokens,
+                            delta.prompt_tokens,
+                            delta.cached_prompt_tokens,
                         )
                     )
                 elif isinstance(delta, FinishDelta):

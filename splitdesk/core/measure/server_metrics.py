@@ -53,6 +53,13 @@ class MetricsFamily(BaseModel):
     waiting: list[str] = Field(min_length=1)
     kv_usage: list[str] = Field(default_factory=list)
     kv_unit: Literal["fraction", "tokens"] = "fraction"
+    #: prefix-cache counters (tokens, cumulative): looked up, found, and not found (a
+    #: family that counts computed and cached tokens apart: queries = hits + misses)
+    cache_queries: list[str] = Field(default_factory=list)
+    cache_hits: list[str] = Field(default_factory=list)
+    cache_misses: list[str] = Field(default_factory=list)
+    #: a prefix-cache hit-rate gauge (0–1) the server computes itself
+    cache_hit_rate: list[str] = Field(default_factory=list)
     source: str
 
 
@@ -84,6 +91,47 @@ class ServerLoad:
     waiting: float
     kv_usage: float | None
     kv_unit: str
+    cache: PrefixCacheReading | None = None
+
+
+@dataclass(frozen=True)
+class PrefixCacheReading:
+    """A scrape's prefix-cache figures: cumulative ``queries`` and ``hits`` counters
+    (tokens; vLLM's ``vllm:prefix_cache_queries`` / ``vllm:prefix_cache_hits``, llama.cpp's
+    computed + cached prompt tokens), or a ``hit_rate`` gauge (0–1, SGLang's
+    ``sglang:cache_hit_rate``); ``None`` where the server publishes none."""
+
+    queries: float | None = None
+    hits: float | None = None
+    hit_rate: float | None = None
+
+
+def read_prefix_cache(
+    values: dict[str, list[float]], fam: MetricsFamily
+) -> PrefixCacheReading | None:
+    """The :class:`PrefixCacheReading` of one scrape's samples through ``fam``'s names
+    (counters summed over series, the gauge's largest value), ``None`` when the family or
+    this build publishes none."""
+
+    def total(names: list[str]) -> float | None:
+        for name in names:
+            if name in values:
+                return sum(values[name])
+        return None
+
+    hits = total(fam.cache_hits)
+    queries = total(fam.cache_queries)
+    misses = total(fam.cache_misses)
+    if queries is None and hits is not None and misses is not None:
+        queries = hits + misses
+    rate = next((max(values[n]) for n in fam.cache_hit_rate if n in values), None)
+    if rate is not None and not 0.0 <= rate <= 1.0:
+        rate = None  # vLLM v0 publishes -1 while prefix caching is off: no figure
+    if (queries is None or hits is None) and rate is None:
+        return None
+    return PrefixCacheReading(
+        queries if hits is not None else None, hits if queries is not None else None, rate
+    )
 
 
 def _samples(text: str) -> dict[str, list[float]]:
@@ -132,6 +180,7 @@ def read_load(text: str) -> ServerLoad | None:
             sum(waiting or [0.0]),
             max(kv) if kv else None,
             fam.kv_unit,
+            read_prefix_cache(values, fam),
         )
     return None
 
@@ -285,6 +334,19 @@ class LoadSeries:
     kv: list[float | None] = field(default_factory=list)
     kv_unit: str = "fraction"
     family: str = ""
+    #: the prefix-cache hit rate (0–1) per sample (:func:`cache_hit_rates`), ``None`` where
+    #: not known yet; an empty list when the server publishes no prefix-cache figure
+    cache_hit_rate: list[float | None] = field(default_factory=list)
+
+    @property
+    def has_cache(self) -> bool:
+        """Whether any sample has a prefix-cache hit rate."""
+        return any(v is not None for v in self.cache_hit_rate)
+
+    @property
+    def last_cache_hit_rate(self) -> float | None:
+        """The latest known hit rate (the run's so far, from counters), ``None`` without."""
+        return next((v for v in reversed(self.cache_hit_rate) if v is not None), None)
 
     @property
     def peak_running(self) -> float:
@@ -322,13 +384,41 @@ class LoadSeries:
             self.kv[:n],
             self.kv_unit,
             self.family,
+            self.cache_hit_rate[:n],
         )
+
+
+def cache_hit_rates(readings: list[PrefixCacheReading | None]) -> list[float | None]:
+    """The prefix-cache hit rate at each of a run's samples, in time order: from counters,
+    the tokens found over the tokens looked up *since the run's first sample* (so an
+    earlier run's lookups do not count; ``None`` until a lookup happened in the run); from
+    a gauge, its value. An empty list when no sample has a reading."""
+    if not any(r is not None for r in readings):
+        return []
+    base: tuple[float, float] | None = None
+    out: list[float | None] = []
+    for r in readings:
+        if r is None:
+            out.append(None)
+            continue
+        if r.queries is not None and r.hits is not None:
+            if base is None:
+                base = (r.queries, r.hits)
+            dq, dh = r.queries - base[0], r.hits - base[1]
+            out.append(min(1.0, max(0.0, dh / dq)) if dq > 0 else None)
+        else:
+            out.append(r.hit_rate)
+    return out
 
 
 def load_series(samples: list[LoadSample], t0_ns: int) -> LoadSeries:
     """The :class:`LoadSeries` of ``samples`` on a run's axis (origin ``t0_ns``); samples
-    taken before the origin are left out."""
-    kept = sorted((s for s in samples if s.t_ns >= t0_ns), key=lambda s: s.t_ns)
+    taken before the origin are left out, except that the last of them, when there is one,
+    is the baseline of the prefix-cache hit rate (:func:`cache_hit_rates`: the counters as
+    the run began, so its first requests' lookups count too)."""
+    ordered = sorted(samples, key=lambda s: s.t_ns)
+    kept = [s for s in ordered if s.t_ns >= t0_ns]
+    before = [s for s in ordered if s.t_ns < t0_ns][-1:]  # the counters as the run began
     last = kept[-1].load if kept else None
     return LoadSeries(
         [(s.t_ns - t0_ns) / 1e9 for s in kept],
@@ -337,6 +427,7 @@ def load_series(samples: list[LoadSample], t0_ns: int) -> LoadSeries:
         [s.load.kv_usage for s in kept],
         last.kv_unit if last else "fraction",
         last.family if last else "",
+        cache_hit_rates([s.load.cache for s in before + kept])[len(before) :],
     )
 
 
@@ -357,6 +448,9 @@ class ServerSeriesRecord(BaseModel):
     running: list[float]
     waiting: list[float]
     kv: list[float | None] | None = None
+    #: the prefix-cache hit rate per sample (0–1, ``None`` where unknown), or ``None`` for
+    #: the whole run when the server published no prefix-cache figure
+    cache_hit_rate: list[float | None] | None = None
 
     @model_validator(mode="after")
     def _same_lengths(self) -> ServerSeriesRecord:
@@ -365,6 +459,8 @@ class ServerSeriesRecord(BaseModel):
             raise ValueError("t_s, running and waiting must have one value per sample")
         if self.kv is not None and len(self.kv) != n:
             raise ValueError("kv must have one value per sample")
+        if self.cache_hit_rate is not None and len(self.cache_hit_rate) != n:
+            raise ValueError("cache_hit_rate must have one value per sample")
         return self
 
 
@@ -381,6 +477,7 @@ def series_record(series: LoadSeries) -> ServerSeriesRecord | None:
         running=list(series.running),
         waiting=list(series.waiting),
         kv=list(series.kv) if series.has_kv else None,
+        cache_hit_rate=list(series.cache_hit_rate) if series.has_cache else None,
     )
 
 
@@ -390,6 +487,7 @@ def series_of(record: ServerSeriesRecord | None) -> LoadSeries | None:
     if record is None:
         return None
     kv: list[float | None] = list(record.kv) if record.kv is not None else []
+    rates = list(record.cache_hit_rate) if record.cache_hit_rate is not None else []
     return LoadSeries(
         list(record.t_s),
         list(record.running),
@@ -397,4 +495,5 @@ def series_of(record: ServerSeriesRecord | None) -> LoadSeries | None:
         kv,
         record.kv_unit,
         record.family,
+        rates,
     )

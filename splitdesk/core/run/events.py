@@ -41,7 +41,9 @@ class RunStarted:
 class RequestPlanned:
     """A request of the run, before it is sent. ``questions``: 0-based indices it asks;
     ``phase``: which phase of the plan (phases run one after another, each from its own t=0
-    on the timeline)."""
+    on the timeline); ``prompt``: the user message; ``system``: the system message the
+    shared context went into (``None``: none); ``context_chars``: characters of the
+    shared context the request carries (0: no shared context)."""
 
     kind: ClassVar[str] = "request_planned"
     t: float
@@ -51,6 +53,8 @@ class RequestPlanned:
     prompt: str
     phase: int = 0
     max_tokens: int | None = None
+    system: str | None = None
+    context_chars: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,18 +120,23 @@ class ToolCallReceived:
 
 @dataclass(frozen=True, slots=True)
 class UsageReported:
-    """The server reported token usage (cumulative: the last report wins)."""
+    """The server reported token usage (cumulative: the last report of each count wins;
+    ``None``: not in this report). ``cached_prompt_tokens``: the part of the prompt the
+    server read from its prefix cache."""
 
     kind: ClassVar[str] = "usage"
     t: float
     req: int
     output_tokens: int | None
     prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ServerTimings:
-    """The server's own timing report (Ollama's durations), seconds."""
+    """The server's own timing report, seconds and token counts (Ollama's durations;
+    llama.cpp's ``timings``: ``prompt_eval_s``, ``eval_s``, ``prompt_n``, ``cache_n``,
+    ``predicted_n``; the built-in endpoint's ``queue_s``)."""
 
     kind: ClassVar[str] = "server_timings"
     t: float

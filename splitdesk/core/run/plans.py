@@ -18,11 +18,12 @@ Modes (DESIGN.md, issue #3):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from splitdesk.core.run.events import Group
 from splitdesk.core.run.template import CombinedTemplate
+from splitdesk.providers.base import Prompt
 
 Mode = Literal[
     "combined",
@@ -48,13 +49,37 @@ MODES: tuple[Mode, ...] = (
 
 @dataclass(frozen=True)
 class RequestSpec:
-    """One request: its ``group``, the 0-based ``questions`` it asks, the ``prompt`` text and
-    its ``max_tokens`` cap (``None``: no cap)."""
+    """One request: its ``group``, the 0-based ``questions`` it asks, the ``prompt`` text
+    (the user message) and its ``max_tokens`` cap (``None``: no cap).
+
+    With a shared context (:func:`make_plan`'s ``context``): ``system`` is the system
+    message carrying it (template ``context_as = "system"``), else ``None`` and the context
+    opens ``prompt``; ``shared_chars``: characters at the start of ``prompt`` that every
+    request of the side shares (the run's opening line and the context block);
+    ``context_chars``: the context's own length; ``cache_control``: mark the shared part as
+    a cache breakpoint where the dialect wants one (Anthropic)."""
 
     group: Group
     questions: tuple[int, ...]
     prompt: str
     max_tokens: int | None
+    system: str | None = None
+    shared_chars: int = 0
+    context_chars: int = 0
+    cache_control: bool = False
+
+    def as_prompt(self) -> Prompt:
+        """What the provider sends (:class:`splitdesk.providers.base.Prompt`)."""
+        return Prompt(self.prompt, self.system, self.shared_chars, self.cache_control)
+
+    def opened_with(self, line: str) -> RequestSpec:
+        """This request with ``line`` (and a newline) first in its prompt: at the start of
+        the system message when the context went there, else of the user message (then
+        part of the shared opening when there is a context)."""
+        if self.system is not None:
+            return replace(self, system=f"{line}\n{self.system}")
+        shared = self.shared_chars + len(line) + 1 if self.context_chars else 0
+        return replace(self, prompt=f"{line}\n{self.prompt}", shared_chars=shared)
 
 
 @dataclass(frozen=True)
@@ -69,13 +94,15 @@ class Phase:
     chain: bool = False
 
 
-def chain_prompt(prompt: str, previous_answer: str) -> str:
+def chain_prompt(prompt: str, previous_answer: str, shared_chars: int = 0) -> str:
     """The prompt a chained request is sent with: the previous request's answer text, then
-    its own ``prompt``. With an empty answer (the previous request failed) the prompt is
-    sent unchanged."""
+    its own ``prompt`` — after the first ``shared_chars`` characters (the shared context
+    and the run's opening line stay first, so a prefix cache can still share them). With an
+    empty answer (the previous request failed) the prompt is sent unchanged."""
     if not previous_answer.strip():
         return prompt
-    return f"Answer to the previous question:\n{previous_answer.strip()}\n\n{prompt}"
+    head, rest = prompt[:shared_chars], prompt[shared_chars:]
+    return f"{head}Answer to the previous question:\n{previous_answer.strip()}\n\n{rest}"
 
 
 @dataclass(frozen=True)
@@ -90,6 +117,11 @@ class RunPlan:
         """Every request, in index order."""
         return [r for p in self.phases for r in p.requests]
 
+    @property
+    def has_context(self) -> bool:
+        """The requests carry a shared context."""
+        return any(r.context_chars for r in self.requests)
+
 
 def make_plan(
     mode: Mode,
@@ -97,20 +129,32 @@ def make_plan(
     template: CombinedTemplate,
     max_tokens_per_answer: int | None,
     with_sequential: bool = False,
+    context: str = "",
 ) -> RunPlan:
-    """The plan of ``mode`` for ``questions``. Raises ``ValueError`` for an unknown mode or
+    """The plan of ``mode`` for ``questions``, each prompt opened by the shared ``context``
+    when there is one (where the template's ``context_as`` says; module
+    :mod:`splitdesk.core.run.template`). Raises ``ValueError`` for an unknown mode or
     fewer than one question (combined needs at least two to make sense, but one is allowed
     for probing an endpoint)."""
     if not questions:
         raise ValueError("a run needs at least one question")
     n = len(questions)
     combined_cap = None if max_tokens_per_answer is None else max_tokens_per_answer * n
-    combined = RequestSpec("combined", tuple(range(n)), template.render(questions), combined_cap)
+    context = context.strip()
+
+    def spec(group: Group, asked: tuple[int, ...], prompt: str, cap: int | None) -> RequestSpec:
+        if not context:
+            return RequestSpec(group, asked, prompt, cap)
+        mark = template.cache_control
+        if template.context_as == "system":
+            return RequestSpec(group, asked, prompt, cap, context, 0, len(context), mark)
+        block = template.context_block(context)
+        return RequestSpec(group, asked, block + prompt, cap, None, len(block), len(context), mark)
+
+    combined = spec("combined", tuple(range(n)), template.render(questions), combined_cap)
 
     def singles(group: Group) -> tuple[RequestSpec, ...]:
-        return tuple(
-            RequestSpec(group, (i,), q, max_tokens_per_answer) for i, q in enumerate(questions)
-        )
+        return tuple(spec(group, (i,), q, max_tokens_per_answer) for i, q in enumerate(questions))
 
     if mode == "combined":
         phases: tuple[Phase, ...] = (Phase("combined", (combined,)),)

@@ -13,6 +13,14 @@ File formats (``load_question_set`` picks by content, not by extension):
       [template]               # optional: the combined-prompt template (core/template.py)
       text = "..."
       marker = "Answer {k}:"
+      context_as = "user"      # or "system": where the shared context goes
+      cache_control = false    # Anthropic: mark the context as a cache breakpoint
+
+  and optionally a **shared context**, the document every question is about, first in
+  every prompt (:mod:`splitdesk.core.run.template`)::
+
+      context = '''The text …'''          # the text itself, or
+      context_file = "contract.txt"        # a UTF-8 file next to the set
 
 * **Plain text**: one question per line; blank lines and lines starting with ``#`` are skipped.
 
@@ -82,8 +90,15 @@ class Question(BaseModel):
         return question_label(self.text, self.title)
 
 
+#: the largest shared context read (characters; ~256k tokens at 4 characters a token)
+MAX_CONTEXT_CHARS = 1_000_000
+
+
 class QuestionSet(BaseModel):
-    """An ordered, named list of questions, optionally with its own combined template."""
+    """An ordered, named list of questions, optionally with its own combined template and a
+    shared ``context`` (the document the questions are about). ``context_file``: the file
+    the context was read from, named relative to the set's file (kept so that saving the
+    set keeps the reference instead of copying the text in)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -91,6 +106,18 @@ class QuestionSet(BaseModel):
     title: str = "Untitled"
     questions: list[Question] = Field(default_factory=list)
     template: CombinedTemplate | None = None
+    context: str = ""
+    context_file: str = ""
+
+    @field_validator("context")
+    @classmethod
+    def _context_size(cls, v: str) -> str:
+        if len(v) > MAX_CONTEXT_CHARS:
+            raise ValueError(
+                f"the shared context has {len(v):,} characters; at most "
+                f"{MAX_CONTEXT_CHARS:,} are read"
+            )
+        return v
 
     @property
     def texts(self) -> list[str]:
@@ -143,10 +170,16 @@ _TYPE_WORDS = {
     "dict_type": "must be a table",
     "missing": "is missing",
     "extra_forbidden": "is not a field splitdesk knows",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "literal_error": "must be one of",
 }
 _QUESTION_FIELDS = "a question has `text` and an optional `title`"
-_SET_FIELDS = "a question set has `version`, `title`, `[[questions]]` and `[template]`"
-_TEMPLATE_FIELDS = "a template has `text` and `marker`"
+_SET_FIELDS = (
+    "a question set has `version`, `title`, `context` or `context_file`, `[[questions]]` "
+    "and `[template]`"
+)
+_TEMPLATE_FIELDS = "a template has `text`, `marker`, `context_as` and `cache_control`"
 
 
 def _got(value: Any) -> str:
@@ -163,6 +196,8 @@ def _in_words(error: Any) -> str:
         said = ": " + str(error.get("msg", "is not valid")).removeprefix("Value error, ")
     else:
         said = " " + said
+    if kind == "literal_error":  # "must be one of 'user' or 'system'"
+        said = " must be " + str(error.get("msg", "")).removeprefix("Input should be ")
     got = "" if kind in ("missing", "extra_forbidden") else f", got {_got(error.get('input'))}"
     if loc[:1] == ["questions"] and len(loc) >= 2 and isinstance(loc[1], int):
         where = f"question {loc[1] + 1}"
@@ -182,12 +217,49 @@ def _in_words(error: Any) -> str:
     return f"`{name}`{said}{got}{hint}"
 
 
-def parse_question_set(text: str, title: str = "Untitled", toml: bool | None = None) -> QuestionSet:
+def read_context_file(name: str, folder: Path | None) -> str:
+    """The text of a set's ``context_file`` ``name``, read relative to ``folder`` (the
+    set's own folder; the working folder when ``None``). Raises :class:`QuestionFileError`
+    naming the file when it cannot be read, is not UTF-8, or is larger than
+    :data:`MAX_CONTEXT_CHARS`. Blocking: call off the GUI thread."""
+    path = Path(name).expanduser()
+    if not path.is_absolute() and folder is not None:
+        path = folder / path
+    try:
+        if path.stat().st_size > 4 * MAX_CONTEXT_CHARS:
+            raise QuestionFileError(
+                f"context_file {name!r}: too large ({path.stat().st_size:,} bytes; a shared "
+                f"context is at most {MAX_CONTEXT_CHARS:,} characters)"
+            )
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise QuestionFileError(
+            f"context_file {name!r}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise QuestionFileError(
+            f"context_file {name!r}: cannot read: {exc.strerror or exc}"
+        ) from None
+    if len(text) > MAX_CONTEXT_CHARS:
+        raise QuestionFileError(
+            f"context_file {name!r}: {len(text):,} characters; at most {MAX_CONTEXT_CHARS:,} "
+            "are read"
+        )
+    return text
+
+
+def parse_question_set(
+    text: str, title: str = "Untitled", toml: bool | None = None, folder: Path | None = None
+) -> QuestionSet:
     """A question set from file content: TOML when ``toml`` is True, or when ``toml`` is
     None and the content looks like a TOML question set (:func:`looks_like_toml`);
-    otherwise plain text. Raises :class:`QuestionFileError` for a TOML syntax error (with
-    its line and column), fields of the wrong type or unknown fields (naming the question
-    and field), or a ``version`` this splitdesk does not understand."""
+    otherwise plain text. A ``context_file`` is read relative to ``folder`` (the set's
+    folder; :func:`read_context_file`) into ``context``. Raises :class:`QuestionFileError`
+    for a TOML syntax error (with its line and column), fields of the wrong type or
+    unknown fields (naming the question and field), a ``version`` this splitdesk does not
+    understand, both ``context`` and ``context_file``, or a context file that cannot be
+    read."""
     if toml is None:
         toml = looks_like_toml(text)
     if not toml:
@@ -212,6 +284,18 @@ def parse_question_set(text: str, title: str = "Untitled", toml: bool | None = N
             'no questions: add one [[questions]] table per question, each with text = "…"'
         )
     data.setdefault("title", title)
+    name = data.get("context_file")
+    if name is not None:
+        if not isinstance(name, str) or not name.strip():
+            raise QuestionFileError(
+                f"`context_file` must be a file name in quotes, got {_got(name)}"
+            )
+        if data.get("context"):
+            raise QuestionFileError(
+                "give the shared context once: `context` (the text) or `context_file` "
+                "(a file next to the set), not both"
+            )
+        data["context"] = read_context_file(name, folder)
     try:
         return QuestionSet.model_validate(data)
     except ValidationError as exc:
@@ -239,6 +323,7 @@ def load_question_set(path: Path) -> QuestionSet:
             text,
             title=path.stem.replace("-", " ").replace("_", " ").capitalize(),
             toml=True if path.suffix.lower() == ".toml" else None,
+            folder=path.parent,
         )
     except QuestionFileError as exc:
         raise QuestionFileError(f"{path.name}: {exc}") from None
@@ -250,6 +335,11 @@ def dump_question_set(qs: QuestionSet) -> str:
     for q in data["questions"]:
         if not q.get("title"):
             q.pop("title", None)
+    if data.get("context_file"):  # the reference, not a copy of the file's text
+        data.pop("context", None)
+    for key in ("context", "context_file"):
+        if not data.get(key):
+            data.pop(key, None)
     return "# splitdesk question set\n" + tomli_w.dumps(data, multiline_strings=True)
 
 
@@ -267,7 +357,9 @@ def builtin_sets() -> dict[str, QuestionSet]:
     out: dict[str, QuestionSet] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
-            out[entry.name.removesuffix(".toml")] = parse_question_set(entry.read_text("utf-8"))
+            out[entry.name.removesuffix(".toml")] = parse_question_set(
+                entry.read_text("utf-8"), folder=Path(str(folder))
+            )
     return out
 
 

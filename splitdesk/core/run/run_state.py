@@ -71,6 +71,8 @@ class RequestTrace:
     prompt: str
     phase: int = 0
     max_tokens: int | None = None
+    system: str | None = None
+    context_chars: int = 0
     t_send: float | None = None
     attempts: int = 0
     send_times: list[float] = field(default_factory=list)
@@ -93,6 +95,7 @@ class RequestTrace:
     text_len: int = 0
     usage_output_tokens: int | None = None
     usage_prompt_tokens: int | None = None
+    usage_cached_prompt_tokens: int | None = None
     server_timings: dict[str, float] = field(default_factory=dict)
     sections: dict[int, SectionSpan] = field(default_factory=dict)
     retries: list[RequestRetrying] = field(default_factory=list)
@@ -238,7 +241,16 @@ class RunState:
             for q in ev.questions:
                 self._check_question(ev, q)
             self.requests.append(
-                RequestTrace(ev.req, ev.group, ev.questions, ev.prompt, ev.phase, ev.max_tokens)
+                RequestTrace(
+                    ev.req,
+                    ev.group,
+                    ev.questions,
+                    ev.prompt,
+                    ev.phase,
+                    ev.max_tokens,
+                    ev.system,
+                    ev.context_chars,
+                )
             )
         elif isinstance(ev, RequestSent):
             r = self.requests[ev.req]
@@ -266,6 +278,8 @@ class RunState:
                 r.usage_output_tokens = ev.output_tokens
             if ev.prompt_tokens is not None:
                 r.usage_prompt_tokens = ev.prompt_tokens
+            if ev.cached_prompt_tokens is not None:
+                r.usage_cached_prompt_tokens = ev.cached_prompt_tokens
         elif isinstance(ev, SectionStarted):
             self._check_question(ev, ev.question)
             self.requests[ev.req].sections[ev.question] = SectionSpan(

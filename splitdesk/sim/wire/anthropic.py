@@ -5,7 +5,14 @@ with ``model``, ``max_tokens`` (required), ``messages`` and optional ``system``.
 ``message_start`` (usage with a *provisional* ``output_tokens: 1``), ``content_block_start``,
 ``ping``, one ``content_block_delta`` (``text_delta``) per token event,
 ``content_block_stop``, ``message_delta`` (``stop_reason``; cumulative ``usage``) and
-``message_stop``, each an SSE event with ``event:`` naming its ``type``. Errors are
+``message_stop``, each an SSE event with ``event:`` naming its ``type``. Caching is
+asked for with ``cache_control`` on a text block of ``system`` or of a message
+(https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching): only the prefix up to
+the last marked block is cached or read, and usage splits the prompt into
+``input_tokens`` (neither), ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
+``message_start`` carries the prompt as ``input_tokens`` with both cache counts 0
+(provisional: the sequence has not joined the batch yet); ``message_delta`` carries the
+final split with the output count. Errors are
 ``{"type": "error", "error": {"type", "message"}}``, in a 4xx/5xx body or as an ``error``
 event inside a 200 stream. No key is checked.
 """
@@ -49,6 +56,18 @@ def anthropic_error(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
+def _usage(reply: Reply) -> dict[str, int]:
+    """Anthropic's usage: ``input_tokens`` counts only the prompt tokens neither read from
+    nor written to the cache."""
+    read, created = reply.cached_tokens, reply.cache_created_tokens
+    return {
+        "input_tokens": reply.prompt_tokens - read - created,
+        "cache_creation_input_tokens": created,
+        "cache_read_input_tokens": read,
+        "output_tokens": reply.output_tokens,
+    }
+
+
 def _event(data: dict[str, Any]) -> bytes:
     return sse(data, event=str(data["type"]))
 
@@ -67,8 +86,9 @@ class AnthropicMessages(Dialect):
         if max_tokens is None:
             raise WireError(400, "max_tokens: Field required", param="max_tokens")
         system = body.get("system")
-        system_text = content_text(system, "system") if system is not None else ""
-        prompt, prompt_tokens = read_messages(body.get("messages"), system_text)
+        if system is not None:
+            content_text(system, "system")  # a string or text parts, else 400
+        prompt, prompt_tokens, parts = read_messages(body.get("messages"), system, marks=True)
         return GenRequest(
             model=model,
             prompt=prompt,
@@ -76,6 +96,8 @@ class AnthropicMessages(Dialect):
             max_tokens=max_tokens,
             stream=opt_bool(body, "stream"),
             include_usage=True,
+            parts=parts,
+            cache_marks_only=True,
         )
 
     def model_not_found(self, asked: str, served: str) -> WireError:
@@ -90,17 +112,18 @@ class AnthropicMessages(Dialect):
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": reply.prompt_tokens,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "output_tokens": reply.output_tokens,
-            },
+            "usage": _usage(reply),
         }
 
     def stream_start(self, reply: Reply) -> list[bytes]:
         start = self._message(reply, [], None)
-        start["usage"]["output_tokens"] = 1  # provisional, as the real API sends it
+        # provisional, as the real API sends output_tokens; the cache split is not known yet
+        start["usage"] = {
+            "input_tokens": reply.prompt_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 1,
+        }
         return [
             _event({"type": "message_start", "message": start}),
             _event(
@@ -132,7 +155,7 @@ class AnthropicMessages(Dialect):
                         "stop_reason": STOP_REASONS.get(finish_reason, finish_reason),
                         "stop_sequence": None,
                     },
-                    "usage": {"output_tokens": reply.output_tokens},
+                    "usage": _usage(reply),
                 }
             ),
             _event({"type": "message_stop"}),

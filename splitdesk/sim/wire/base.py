@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from splitdesk.sim.textgen import count_prompt_tokens
+from splitdesk.sim.prefix_cache import PromptPart, prompt_tokens
 
 
 class WireError(Exception):
@@ -44,6 +44,10 @@ class GenRequest:
 
     ``prompt``: the text the simulated model reads for questions (the last user turn);
     ``prompt_tokens``: the whole prompt's length; ``max_tokens``: output cap or ``None``.
+    ``parts``: the whole prompt in order (system text, every message), what the prefix
+    cache names blocks of (:mod:`splitdesk.sim.prefix_cache`; empty: ``prompt`` alone);
+    ``cache_marks_only``: only the prefix up to the last ``cache_mark`` may be cached
+    (Anthropic: caching is asked for with ``cache_control``).
     """
 
     model: str
@@ -53,6 +57,13 @@ class GenRequest:
     stream: bool
     include_usage: bool = False
     seed: int = 0
+    parts: tuple[PromptPart, ...] = ()
+    cache_marks_only: bool = False
+
+    @property
+    def prompt_parts(self) -> tuple[PromptPart, ...]:
+        """:attr:`parts`, or the prompt text as one part when none were given."""
+        return self.parts or (PromptPart(self.prompt),)
 
 
 @dataclass
@@ -66,7 +77,11 @@ class Reply:
     when the sequence was handed to the engine, ``first_token_ns``
     and ``last_token_ns`` when the engine scheduled the first and latest token events.
     ``events``: how many events a dialect has numbered so far (Responses'
-    ``sequence_number``).
+    ``sequence_number``). Prefill, known once the first token is scheduled
+    (:meth:`splitdesk.sim.streaming.EngineStream`): ``cached_tokens`` found in the prefix
+    cache, ``cache_created_tokens`` written to it (Anthropic's ``cache_creation``),
+    ``admitted_ns`` when the sequence joined the batch; ``report_cache``: the server has a
+    prefix cache, so usage names its cached tokens.
     """
 
     id: str
@@ -84,6 +99,46 @@ class Reply:
     last_token_ns: int | None = None
     events: int = 0
     template: tuple[bytes, bytes] | bool | None = None
+    cached_tokens: int = 0
+    cache_created_tokens: int = 0
+    admitted_ns: int | None = None
+    report_cache: bool = False
+
+    @property
+    def prefill_ms(self) -> float:
+        """Milliseconds from joining the batch to the end of the step that emitted the first
+        token (0 before it)."""
+        if self.admitted_ns is None or self.first_token_ns is None:
+            return 0.0
+        return max(0, self.first_token_ns - self.admitted_ns) / 1e6
+
+    @property
+    def queue_ms(self) -> float:
+        """Milliseconds from reaching the engine to joining the batch (0 before it)."""
+        if self.admitted_ns is None or self.submitted_ns is None:
+            return 0.0
+        return max(0, self.admitted_ns - self.submitted_ns) / 1e6
+
+    @property
+    def generation_ms(self) -> float:
+        """Milliseconds from the first token to the latest one."""
+        if self.first_token_ns is None or self.last_token_ns is None:
+            return 0.0
+        return (self.last_token_ns - self.first_token_ns) / 1e6
+
+    def timings(self) -> dict[str, float | int]:
+        """llama.cpp's ``timings`` object (its server's final chunk: ``prompt_n`` prompt
+        tokens computed, ``cache_n`` reused from the cache, ``prompt_ms``, ``predicted_n``,
+        ``predicted_ms``), plus ``queue_ms``, which llama.cpp does not send: the built-in
+        endpoint's own addition, so a client can split TTFT into queue and prefill."""
+        return {
+            "cache_n": self.cached_tokens,
+            "prompt_n": self.prompt_tokens - self.cached_tokens,
+            "prompt_ms": round(self.prefill_ms, 3),
+            "predicted_n": self.output_tokens,
+            "predicted_ms": round(self.generation_ms, 3),
+            "queue_ms": round(self.queue_ms, 3),
+        }
 
     @property
     def text(self) -> str:
@@ -171,26 +226,47 @@ def content_text(content: Any, where: str) -> str:
     raise WireError(400, f"'{where}' must be a string or a list of text parts", param=where)
 
 
-def read_messages(messages: Any, system: str = "") -> tuple[str, int]:
-    """(last user turn's text, prompt tokens of all turns) from a chat ``messages`` list."""
+def _content_parts(content: Any, where: str, role: str | None, marks: bool) -> list[PromptPart]:
+    """A message's content as prompt parts: one part (the joined text), or with ``marks``
+    one part per text block, each block's ``cache_control`` a cache mark (Anthropic)."""
+    if not marks or not isinstance(content, list):
+        return [PromptPart(content_text(content, where), role)]
+    parts: list[PromptPart] = []
+    for block in content:
+        text = content_text([block], where)
+        marked = isinstance(block, dict) and isinstance(block.get("cache_control"), dict)
+        first = not parts
+        parts.append(PromptPart(text if first else "\n" + text, role if first else None, marked))
+    return parts or [PromptPart("", role)]
+
+
+def read_messages(
+    messages: Any, system: Any = "", marks: bool = False
+) -> tuple[str, int, tuple[PromptPart, ...]]:
+    """(last user turn's text, prompt tokens of all turns, the prompt's parts) from a chat
+    ``messages`` list and an optional ``system`` text (a string or text parts). ``marks``:
+    read Anthropic's ``cache_control`` on text blocks (each block then its own part)."""
     if not isinstance(messages, list) or not messages:
         raise WireError(
             400, "'messages' is required and must be a non-empty list", param="messages"
         )
     last_user = ""
-    total = count_prompt_tokens(system) if system else 0
+    parts: list[PromptPart] = []
+    if system:
+        parts += _content_parts(system, "system", None, marks)
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             raise WireError(
                 400, f"'messages[{i}]' must be an object with a 'role'", param="messages"
             )
-        text = content_text(msg.get("content", ""), f"messages[{i}].content")
-        total += count_prompt_tokens(text) + 4
+        content = msg.get("content", "")
+        text = content_text(content, f"messages[{i}].content")
+        parts += _content_parts(content, f"messages[{i}].content", msg["role"], marks)
         if msg["role"] == "user":
             last_user = text
     if not last_user:
         raise WireError(400, "'messages' must contain a user message", param="messages")
-    return last_user, total
+    return last_user, prompt_tokens(parts), tuple(parts)
 
 
 _PLACEHOLDER = "\x00splitdesk-text\x00"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from splitdesk.sim.textgen import count_prompt_tokens
+from splitdesk.sim.prefix_cache import PromptPart, prompt_tokens
 from splitdesk.sim.wire.base import (
     Dialect,
     GenRequest,
@@ -53,11 +53,13 @@ def durations(reply: Reply, now_ns: int) -> dict[str, int]:
     submitted = reply.submitted_ns or reply.received_ns
     first = reply.first_token_ns or now_ns
     last = reply.last_token_ns or first
+    # prefill: from joining the batch (after any queue) to the first token
+    joined = reply.admitted_ns or submitted
     return {
         "total_duration": max(0, now_ns - reply.received_ns),
         "load_duration": max(0, submitted - reply.received_ns),
         "prompt_eval_count": reply.prompt_tokens,
-        "prompt_eval_duration": max(0, first - submitted),
+        "prompt_eval_duration": max(0, first - joined),
         "eval_count": reply.output_tokens,
         "eval_duration": max(0, last - first),
     }
@@ -125,11 +127,10 @@ class OllamaChat(_Ollama):
     def parse(self, body: Any) -> GenRequest:
         body = require_object(body)
         model = req_str(body, "model")
-        prompt, prompt_tokens = read_messages(body.get("messages"))
+        prompt, prompt_tokens, parts = read_messages(body.get("messages"))
         cap, seed = _options(body)
-        return GenRequest(
-            model, prompt, prompt_tokens, cap, opt_bool(body, "stream", True), True, seed
-        )
+        stream = opt_bool(body, "stream", True)
+        return GenRequest(model, prompt, prompt_tokens, cap, stream, True, seed, parts)
 
 
 class OllamaGenerate(_Ollama):
@@ -143,8 +144,11 @@ class OllamaGenerate(_Ollama):
         model = req_str(body, "model")
         prompt = req_str(body, "prompt")
         system = body.get("system")
-        tokens = count_prompt_tokens(prompt)
-        if isinstance(system, str) and system:
-            tokens += count_prompt_tokens(system)
+        parts = (
+            (PromptPart(system), PromptPart(prompt))
+            if isinstance(system, str) and system
+            else (PromptPart(prompt),)
+        )
         cap, seed = _options(body)
-        return GenRequest(model, prompt, tokens, cap, opt_bool(body, "stream", True), True, seed)
+        stream = opt_bool(body, "stream", True)
+        return GenRequest(model, prompt, prompt_tokens(parts), cap, stream, True, seed, parts)

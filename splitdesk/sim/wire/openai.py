@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from splitdesk.sim.prefix_cache import PromptPart
 from splitdesk.sim.textgen import count_prompt_tokens
 from splitdesk.sim.wire.base import (
     Dialect,
@@ -26,12 +27,15 @@ from splitdesk.sim.wire.base import (
 )
 
 
-def _usage(reply: Reply) -> dict[str, int]:
-    return {
+def _usage(reply: Reply) -> dict[str, Any]:
+    usage: dict[str, Any] = {
         "prompt_tokens": reply.prompt_tokens,
         "completion_tokens": reply.output_tokens,
         "total_tokens": reply.prompt_tokens + reply.output_tokens,
     }
+    if reply.report_cache:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    return usage
 
 
 def _stream_flags(body: dict[str, Any]) -> tuple[bool, bool]:
@@ -68,12 +72,13 @@ class OpenAIChat(Dialect):
     def parse(self, body: Any) -> GenRequest:
         body = require_object(body)
         model = req_str(body, "model")
-        prompt, prompt_tokens = read_messages(body.get("messages"))
+        prompt, prompt_tokens, parts = read_messages(body.get("messages"))
         stream, include_usage = _stream_flags(body)
         return GenRequest(
             model=model,
             prompt=prompt,
             prompt_tokens=prompt_tokens,
+            parts=parts,
             max_tokens=_max_tokens(body),
             stream=stream,
             include_usage=include_usage,
@@ -112,6 +117,7 @@ class OpenAIChat(Dialect):
                         "system_fingerprint": None,
                         "choices": [],
                         "usage": _usage(reply),
+                        "timings": reply.timings(),
                     }
                 )
             )
@@ -134,6 +140,7 @@ class OpenAIChat(Dialect):
                 }
             ],
             "usage": _usage(reply),
+            "timings": reply.timings(),
         }
 
     def error(self, err: WireError) -> dict[str, Any]:
@@ -162,6 +169,7 @@ class OpenAICompletions(Dialect):
             model=model,
             prompt=prompt,
             prompt_tokens=count_prompt_tokens(prompt),
+            parts=(PromptPart(prompt),),
             max_tokens=opt_int(body, "max_tokens", 1, 16),
             stream=stream,
             include_usage=include_usage,
@@ -195,6 +203,7 @@ class OpenAICompletions(Dialect):
                         "model": reply.model,
                         "choices": [],
                         "usage": _usage(reply),
+                        "timings": reply.timings(),
                     }
                 )
             )
@@ -211,6 +220,7 @@ class OpenAICompletions(Dialect):
                 {"text": text, "index": 0, "logprobs": None, "finish_reason": finish_reason}
             ],
             "usage": _usage(reply),
+            "timings": reply.timings(),
         }
 
     def error(self, err: WireError) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from splitdesk.sim.textgen import count_prompt_tokens
+from splitdesk.sim.prefix_cache import PromptPart, prompt_tokens
 from splitdesk.sim.wire.base import (
     Dialect,
     GenRequest,
@@ -38,13 +38,13 @@ from splitdesk.sim.wire.openai import openai_error
 STATUSES = {"stop": "completed", "length": "incomplete"}
 
 
-def _read_input(body: dict[str, Any]) -> tuple[str, int]:
+def _read_input(body: dict[str, Any]) -> tuple[str, int, tuple[PromptPart, ...]]:
     instructions = body.get("instructions")
     system = instructions if isinstance(instructions, str) else ""
     value = body.get("input")
     if isinstance(value, str) and value:
-        tokens = count_prompt_tokens(value) + (count_prompt_tokens(system) if system else 0)
-        return value, tokens
+        parts = (PromptPart(system), PromptPart(value)) if system else (PromptPart(value),)
+        return value, prompt_tokens(parts), parts
     if isinstance(value, list) and value:
         messages = [
             {"role": m.get("role", "user"), "content": content_text(m.get("content", ""), "input")}
@@ -63,11 +63,12 @@ class OpenAIResponses(Dialect):
     def parse(self, body: Any) -> GenRequest:
         body = require_object(body)
         model = req_str(body, "model")
-        prompt, prompt_tokens = _read_input(body)
+        prompt, tokens, parts = _read_input(body)
         return GenRequest(
             model=model,
             prompt=prompt,
-            prompt_tokens=prompt_tokens,
+            prompt_tokens=tokens,
+            parts=parts,
             max_tokens=opt_int(body, "max_output_tokens", 1),
             stream=opt_bool(body, "stream"),
             include_usage=True,
@@ -109,7 +110,7 @@ class OpenAIResponses(Dialect):
             "usage": (
                 {
                     "input_tokens": reply.prompt_tokens,
-                    "input_tokens_details": {"cached_tokens": 0},
+                    "input_tokens_details": {"cached_tokens": reply.cached_tokens},
                     "output_tokens": reply.output_tokens,
                     "output_tokens_details": {"reasoning_tokens": 0},
                     "total_tokens": reply.prompt_tokens + reply.output_tokens,

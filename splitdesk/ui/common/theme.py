@@ -50,6 +50,33 @@ def _luminance(color: str) -> float:
     return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
 
+def contrast(foreground: str, background: str) -> float:
+    """The WCAG 2.2 contrast ratio of two ``#rrggbb`` colours (1 to 21; text needs 4.5 at
+    level AA, large text and graphics 3)."""
+    a, b = _luminance(foreground), _luminance(background)
+    return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+
+
+#: WCAG 2.2 AA's contrast ratio for normal text (success criterion 1.4.3).
+AA_TEXT = 4.5
+
+
+def readable(color: str, background: str, ratio: float = AA_TEXT) -> str:
+    """``color`` moved toward black (on a light ``background``) or white (on a dark one)
+    just enough for ``ratio``, keeping its hue: a question's colour as text on that
+    background (the yellow "Answer 4:" heading read at 1.3:1 on white)."""
+    if contrast(color, background) >= ratio:
+        return color
+    toward = 0 if _luminance(background) > 0.18 else 255
+    rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
+    for step in range(1, 21):
+        f = step / 20
+        mixed = "#" + "".join(f"{round(c + (toward - c) * f):02x}" for c in rgb)
+        if contrast(mixed, background) >= ratio:
+            return mixed
+    return "#000000" if toward == 0 else "#ffffff"
+
+
 INK_DARK = "#101217"
 INK_LIGHT = "#ffffff"
 
@@ -84,6 +111,17 @@ class Theme:
     def qcolor(self, role: str) -> QColor:
         return QColor(getattr(self, role))
 
+    def lane_text(self, index: int) -> str:
+        """Question ``index``'s colour as text on this theme's panels (answer headings in
+        the combined reply): :func:`lane_hex`, darkened or lightened to WCAG AA."""
+        return readable(lane_hex(index), self.panel)
+
+
+#: The theme roles drawn as text, each at WCAG AA on the theme's window, panel and raised
+#: backgrounds (tests/ui/common/test_contrast.py computes it).
+TEXT_ROLES = ("text", "muted", "accent", "error", "good", "combined")
+TEXT_BACKGROUNDS = ("window", "panel", "raised")
+
 
 DARK = Theme(
     name="dark",
@@ -109,11 +147,11 @@ LIGHT = Theme(
     border="#d0d4dc",
     text="#1b1e24",
     muted="#5d6470",
-    accent="#0072B2",
+    accent="#006aa6",
     combined="#2b2f38",
     waiting="#9aa1ad",
     error="#c62828",
-    good="#0a8f5a",
+    good="#067347",
     grid="#e3e6eb",
 )
 

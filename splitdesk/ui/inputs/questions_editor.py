@@ -5,6 +5,12 @@ lines makes one question per line; empty rows are flagged and skipped. Each ques
 number badge has the colour that question has everywhere else (panes, timeline). Question
 sets load from and save to TOML or plain text (:mod:`splitdesk.core.run.questions`), off the
 GUI thread.
+
+The shared context (the document the questions are about, sent first in every prompt:
+:mod:`splitdesk.core.run.template`) has its own fold: its text, a file to load it from, where
+it goes (user or system message), Anthropic's cache mark, and its size in tokens —
+estimated (:func:`~splitdesk.core.run.template.estimated_tokens`) until a run's server
+counts it (:meth:`QuestionsEditor.show_server_count`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -51,9 +58,10 @@ from splitdesk.core.run.questions import (
     builtin_sets,
     load_question_set,
     question_text,
+    read_context_file,
     save_question_set,
 )
-from splitdesk.core.run.template import CombinedTemplate
+from splitdesk.core.run.template import CombinedTemplate, estimated_tokens
 from splitdesk.ui.common.theme import Theme, lane_color
 
 MIN_QUESTIONS = 2
@@ -251,6 +259,7 @@ class QuestionsEditor(QWidget):
         self.template_text.textChanged.connect(self._template_edited)
         self.template_marker.textChanged.connect(self._template_edited)
         self._template = CombinedTemplate()
+        self._build_context(scale)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -260,9 +269,73 @@ class QuestionsEditor(QWidget):
         lay.addLayout(row)
         lay.addWidget(self.problem_label)
         lay.addWidget(hint)
+        lay.addWidget(self.context_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        lay.addWidget(self.context_box)
         lay.addWidget(self.template_toggle, 0, Qt.AlignmentFlag.AlignLeft)
         lay.addWidget(self.template_box)
         self.set_question_set(self._sets[DEFAULT_SET])
+
+    def _build_context(self, scale: float) -> None:
+        """The shared context's fold (module docstring)."""
+        self._context = ""
+        self._context_file = ""
+        self._context_source = ""
+        #: the server's count for the context (``None``: the estimate is shown)
+        self._server_count: int | None = None
+        self.context_toggle = QToolButton()
+        self.context_toggle.setCheckable(True)
+        self.context_toggle.setAutoRaise(True)
+        self.context_toggle.toggled.connect(self._show_context)
+        self.context_box = QWidget()
+        self.context_text = QPlainTextEdit()
+        self.context_text.setPlaceholderText(
+            "A document every question is about (a contract, a code file, a passage): "
+            "sent first in every prompt — once in the combined request, in each parallel one"
+        )
+        self.context_text.setMinimumHeight(int(90 * scale))
+        self.context_text.textChanged.connect(self._context_edited)
+        self.context_size = QLabel("")
+        self.context_size.setObjectName("hint")
+        self.context_size.setWordWrap(True)
+        self.context_place = QComboBox()
+        self.context_place.addItem("start of the user message", "user")
+        self.context_place.addItem("system message", "system")
+        self.context_place.setToolTip(
+            "Where the context goes. A system message: openai-chat, azure-openai, anthropic, "
+            "openai-responses (instructions), ollama-chat, ollama-generate; openai-completions "
+            "and tgi have no system role, so it opens their prompt"
+        )
+        self.context_place.activated.connect(lambda _i: self._context_options())
+        self.context_cache = QCheckBox("Anthropic: mark it for caching (cache_control)")
+        self.context_cache.setToolTip(
+            "Anthropic caches only marked prefixes of 1,024 tokens or more; other servers "
+            "cache on their own and ignore the mark"
+        )
+        self.context_cache.toggled.connect(lambda _on: self._context_options())
+        load = QToolButton()
+        load.setText("Load file…")
+        load.setToolTip("Read the context from a UTF-8 text file")
+        load.clicked.connect(self._open_context)
+        clear = QToolButton()
+        clear.setText("Clear")
+        clear.clicked.connect(lambda: self.set_context(""))
+        self._buttons += [load, clear]
+        cl = QVBoxLayout(self.context_box)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.context_text)
+        cl.addWidget(self.context_size)
+        place_row = QHBoxLayout()
+        place_row.addWidget(QLabel("Send as"))
+        place_row.addWidget(self.context_place, 1)
+        cl.addLayout(place_row)
+        cl.addWidget(self.context_cache)
+        files_row = QHBoxLayout()
+        files_row.addWidget(load)
+        files_row.addWidget(clear)
+        files_row.addStretch(1)
+        cl.addLayout(files_row)
+        self.context_box.hide()
+        self._show_context_size()
 
     def set_locked(self, locked: bool) -> None:
         """While a run is on: the rows stay readable (with their colours) but not editable."""
@@ -283,6 +356,9 @@ class QuestionsEditor(QWidget):
             b.setEnabled(not locked)
         self.set_combo.setEnabled(not locked)
         self.template_box.setEnabled(not locked)
+        self.context_text.setReadOnly(locked)
+        self.context_place.setEnabled(not locked)
+        self.context_cache.setEnabled(not locked)
 
     # -- model ---------------------------------------------------------------------------------
     def question_set(self) -> QuestionSet:
@@ -293,7 +369,13 @@ class QuestionsEditor(QWidget):
             title=self._title,
             questions=[Question(text=it.text(), title=self._row_title(it)) for it in items],
             template=template,
+            context=self._context,
+            context_file=self._context_file,
         )
+
+    def context(self) -> str:
+        """The shared context a run sends first in every prompt (``""``: none)."""
+        return self._context
 
     def labels(self) -> list[str]:
         """The short label of each non-empty question, in :meth:`questions` order: its
@@ -337,6 +419,7 @@ class QuestionsEditor(QWidget):
         self._title = qs.title
         self._updating = False
         self.set_template(qs.template or CombinedTemplate())
+        self.set_context(qs.context, qs.context_file)
         self._renumber()
 
     def set_template(self, template: CombinedTemplate) -> None:
@@ -344,9 +427,99 @@ class QuestionsEditor(QWidget):
         self._updating = True
         self.template_text.setPlainText(template.text)
         self.template_marker.setText(template.marker)
+        self.context_place.setCurrentIndex(max(0, self.context_place.findData(template.context_as)))
+        self.context_cache.setChecked(template.cache_control)
         self._updating = False
         self.template_error.setText("")
         self.changed.emit()
+
+    def set_context(self, text: str, file: str = "", source: str = "") -> None:
+        """Show ``text`` as the shared context: a set's ``context_file`` ``file`` (kept, so
+        saving the set keeps the reference), or read from ``source`` (a name to show; the
+        text is saved into the set), or typed (both ``""``)."""
+        self._updating = True
+        self.context_text.setPlainText(text)
+        self._updating = False
+        self._context, self._context_file = text, file
+        self._context_source = file or source
+        self._server_count = None
+        self._show_context_size()
+        self.changed.emit()
+
+    def show_server_count(self, tokens: int | None) -> None:
+        """What a run's server counted for a request carrying the context
+        (:func:`splitdesk.core.analyse.metrics.context_prompt_tokens`); ``None`` keeps the
+        estimate."""
+        self._server_count = tokens
+        self._show_context_size()
+
+    def _show_context_size(self) -> None:
+        text = self._context
+        if not text.strip():
+            self.context_toggle.setText(
+                f"{'▾' if self.context_toggle.isChecked() else '▸'} Shared context (none)"
+            )
+            self.context_size.setText("No shared context: each prompt is its question alone.")
+            return
+        estimate = estimated_tokens(text)
+        if self._server_count is not None:
+            size = f"{self._server_count:,} tokens"
+            detail = (
+                f"{self._server_count:,} prompt tokens per parallel request, the server's "
+                f"count (the context, its question and the run's first line); estimated "
+                f"{estimate:,} for the context alone"
+            )
+        else:
+            size = f"≈ {estimate:,} tokens"
+            detail = (
+                f"≈ {estimate:,} tokens, estimated at 4 characters a token ({len(text):,} "
+                "characters) until a server counts it"
+            )
+        source = f" · from {self._context_source}" if self._context_source else ""
+        arrow = "▾" if self.context_toggle.isChecked() else "▸"
+        self.context_toggle.setText(f"{arrow} Shared context · {size}")
+        self.context_size.setText(detail + source)
+
+    def _show_context(self, shown: bool) -> None:
+        self.context_box.setVisible(shown)
+        self._show_context_size()
+
+    def _context_edited(self) -> None:
+        if self._updating:
+            return
+        self._context = self.context_text.toPlainText()
+        self._context_file = self._context_source = ""  # typed over: not the file's text
+        self._server_count = None
+        self._show_context_size()
+        self.changed.emit()
+
+    def _context_options(self) -> None:
+        if self._updating:
+            return
+        place = self.context_place.currentData()
+        self._template = self._template.model_copy(
+            update={"context_as": place, "cache_control": self.context_cache.isChecked()}
+        )
+        self.changed.emit()
+
+    @qasync.asyncSlot()
+    async def _open_context(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Load the shared context", "", "Text (*.txt *.md);;All files (*)"
+        )
+        if path:
+            await self.load_context(Path(path))
+
+    async def load_context(self, path: Path) -> bool:
+        """Read a context file (in a worker thread); errors go to ``message``."""
+        try:
+            text = await asyncio.to_thread(read_context_file, str(path), None)
+        except QuestionFileError as exc:
+            self.message.emit(f"Could not load the context: {exc}")
+            return False
+        self.set_context(text, source=path.name)
+        self.message.emit(f"Loaded the shared context from {path.name}")
+        return True
 
     # -- editing --------------------------------------------------------------------------------
     def _append(self, text: str, row: int | None = None, title: str = "") -> QListWidgetItem:
@@ -514,7 +687,10 @@ class QuestionsEditor(QWidget):
             return
         try:
             self._template = CombinedTemplate(
-                text=self.template_text.toPlainText(), marker=self.template_marker.text()
+                text=self.template_text.toPlainText(),
+                marker=self.template_marker.text(),
+                context_as=self.context_place.currentData() or "user",
+                cache_control=self.context_cache.isChecked(),
             )
             self.template_error.setText("")
         except ValidationError as exc:

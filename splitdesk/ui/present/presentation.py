@@ -14,8 +14,8 @@ saying what Space will do, or its recording ready at its start. Space runs the s
 names the keys that do something now.
 
 Keys while presenting: Space, Esc (stop a run, pause a replay, else leave), R (the last
-result again from its start), T (the tokens chart), ←/→ and 1–9 (scenarios), +/− (type
-size). The recordings a scenario plays are played here, on the stage, by presentation
+result again from its start), T (the tokens chart), A (the answers side by side), ←/→ and
+1–9 (scenarios), +/− (type size). The recordings a scenario plays are played here, on the stage, by presentation
 mode's own :class:`~splitdesk.ui.stage.playback.StagePlayer`.
 """
 
@@ -29,6 +29,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
+from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.files.recording import Recording, RecordingError, load_recording
 from splitdesk.core.files.scenarios import Scenario, ScenarioError, builtin_scenarios
 from splitdesk.core.run.run_state import RunState
@@ -96,6 +97,7 @@ class Presentation(QObject):
             ("Escape", self.escape),
             ("R", self.replay_last),
             ("T", self.toggle_chart),
+            ("A", self.toggle_answers),
             ("Left", self.previous),
             ("Right", self.next),
             ("+", self.bigger),
@@ -151,6 +153,7 @@ class Presentation(QObject):
             port.set_chrome_shown(True)
             port.set_full_screen(False)
             port.restore_inputs()
+            port.set_run_title(None)
             theme, scale, idle = self._own or (port.theme, port.scale, port.stage.idle_text)
             port.stage.set_idle_text(idle)
             port.restyle(theme, scale, "window")
@@ -226,6 +229,7 @@ class Presentation(QObject):
             return
         self.index = index
         s = self.scenarios[index]
+        port.set_run_title(s.title)  # its runs' recordings are named after it
         self._drop_player()
         self._measured("")
         if s.recording is None:
@@ -338,7 +342,7 @@ class Presentation(QObject):
         shown = self.results.get(s.name) if s is not None else None
         if not busy and (shown is not None or self.port.current_recording() is not None):
             parts.append("R replay")
-        parts += ["T chart", "←/→ scenario", "+/− size"]
+        parts += ["T chart", "A answers", "←/→ scenario", "+/− size"]
         if busy:
             parts.append("Esc stop")
         elif player is not None and player.playing:
@@ -366,7 +370,7 @@ class Presentation(QObject):
         if state.ended is not None and state.ended.stopped:
             self._measured("Stopped: nothing measured.")
         else:
-            self._measured(f"Measured: {diagnose_state(state).text}")
+            self._measured(f"Measured: {measured_line(state, diagnose_state(state))}")
         s = self.scenario()
         if s is not None and self.port.stage.driver is self.port.runs:
             recording = self.port.current_recording()
@@ -436,6 +440,15 @@ class Presentation(QObject):
         """T: show or hide the tokens chart beside the timeline."""
         stage = self.port.stage
         stage.show_chart(stage.chart.isHidden())
+
+    def toggle_answers(self) -> None:
+        """A: the run on show's answers side by side (again: closes them)."""
+        stage = self.port.stage
+        if stage.answers is not None and stage.answers.isVisible():
+            stage.answers.close()
+            stage.answers = None
+        elif stage.show_answers() is None:
+            self.port.say("Nothing to compare yet: press Space to run.")
 
     def replay_last(self) -> None:
         """R: the scenario's last result (or the recording on show) again from its start."""

@@ -31,7 +31,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from splitdesk import cpus
 from splitdesk.core.analyse.predict import PredictedRequest, predict_plan
-from splitdesk.core.bench.repeats import RepeatRun
+from splitdesk.core.bench.repeats import RepeatRun, new_nonce, with_nonce
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.measure.engine import EngineProcess, ProcessRun
 from splitdesk.core.measure.runner import RunConfig, Timeouts
@@ -93,14 +93,26 @@ class RunRequest:
     #: a repeated comparison's run (Engineer ▸ Repeat): its phase order and nonce
     #: (:meth:`splitdesk.core.bench.repeats.RepeatRun.arrange`); ``None``: the plan as made
     repeat: RepeatRun | None = None
+    #: the question set's shared context (``""``: none), first in every prompt
+    context: str = ""
 
     def plan(self) -> RunPlan:
-        """The plan this run sends (``ValueError`` as :func:`make_plan`)."""
+        """The plan this run sends (``ValueError`` as :func:`make_plan`). With a shared
+        context every run's sides open with their own nonce line
+        (:func:`splitdesk.core.bench.repeats.with_nonce`: one side never reads the
+        document the other side left in the server's prefix cache)."""
         s = self.endpoint
         plan = make_plan(
-            self.mode, self.questions, self.template, s.max_tokens, self.with_sequential
+            self.mode,
+            self.questions,
+            self.template,
+            s.max_tokens,
+            self.with_sequential,
+            context=self.context,
         )
-        return self.repeat.arrange(plan) if self.repeat is not None else plan
+        if self.repeat is not None:
+            return self.repeat.arrange(plan)
+        return with_nonce(plan, new_nonce()) if plan.has_context else plan
 
 
 class RunController(QObject):

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.analyse.metrics import context_prompt_tokens
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.files.settings import AppSettings, save_settings
 from splitdesk.core.measure.client_pattern import ClientPattern
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         self._remember_sidebar = True
         self._menus: dict[str, QMenu] = {}
         self._chrome: list[QWidget] | None = None  #: what presentation mode hid
+        self._run_title: str | None = None  #: a scenario's title for the runs (set_run_title)
         self._title = "splitdesk — one combined request vs N parallel requests"
         #: What a run being started waits for before its first request, said on the stage
         #: while its panes are planned ("starting the built-in endpoint…"); empty otherwise.
@@ -207,6 +209,14 @@ class MainWindow(QMainWindow):
         self.chart_action.toggled.connect(self._stage.show_chart)
         view = self.menu("&View")
         view.addAction(self.chart_action)
+        #: View → Answers side by side: each question's two answers, to read.
+        self.answers_action = QAction("Answers side by side…", self)
+        self.answers_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self.answers_action.setToolTip(
+            "Each question's section of the combined reply next to its own request's answer"
+        )
+        self.answers_action.triggered.connect(self._show_answers)
+        view.addAction(self.answers_action)
         view.addAction(self._stage.server_lane.action)  # the user's choice beats auto-folding
         #: Presentation mode and scenarios (F11, the toolbar's Present button).
         self.presentation = Presentation(self)
@@ -373,6 +383,14 @@ class MainWindow(QMainWindow):
             self.showFullScreen()
         elif not on and self.isFullScreen() and not getattr(self, "_was_full_screen", False):
             self.showNormal()
+
+    def set_run_title(self, title: str | None) -> None:
+        """Name the runs started from now on (a scenario's title)."""
+        self._run_title = title
+
+    def run_title(self) -> str | None:
+        """The runs' name, if a feature gave one (:meth:`set_run_title`)."""
+        return self._run_title
 
     def set_title(self, title: str | None) -> None:
         """The window's title (``None``: its own)."""
@@ -682,6 +700,7 @@ class MainWindow(QMainWindow):
                 api_key=await self.endpoint.api_key(),
                 questions=self.questions.questions(),
                 template=self.questions.template(),
+                context=self.questions.context(),
                 mode=self.mode.currentData(),
                 with_sequential=self.sequential.isChecked()
                 and self.mode.currentData() == "one-after-another",
@@ -731,6 +750,10 @@ class MainWindow(QMainWindow):
         stage._fit_timeline(stage._lanes_wanted)  # the lane, shown, takes its height
         self.say("Running… (Esc stops)")
 
+    def _show_answers(self) -> None:
+        if self._stage.show_answers() is None:
+            self.say("Nothing to compare yet: run or open a recording first.")
+
     def _run_fair_mode(self) -> None:
         """The summary's offer after a side-by-side run on a one-slot server: measure the
         two ways one after another, each on an idle server."""
@@ -752,6 +775,8 @@ class MainWindow(QMainWindow):
                 f"{len(state.requests)} request(s) failed: {why}"
             )
         self.say(msg)
+        if any(r.context_chars for r in state.requests):  # the server counted the context
+            self.questions.show_server_count(context_prompt_tokens(state))
         self._inputs_changed()
         self.runFinished.emit(state)
 

@@ -147,7 +147,9 @@ class PaneGrid(QScrollArea):
         if not visible:
             return
         spacing = self._grid.spacing()
-        width, height = self.viewport().width(), self.viewport().height()
+        # the whole height: the margin that hides a partial row (_fit_rows) decides nothing
+        width = self.viewport().width()
+        height = self.viewport().height() + self.viewportMargins().bottom()
 
         def shown_at(min_width: int, min_height: int) -> int:
             """How many panes are wholly in sight with these minimum sizes."""
@@ -177,6 +179,7 @@ class PaneGrid(QScrollArea):
         for p in visible:
             p.setMinimumHeight(self.min_height)
         if cols == self._columns:
+            self._fit_rows(math.ceil(len(visible) / cols))
             self._update_more()
             return
         self._columns = cols
@@ -194,7 +197,24 @@ class PaneGrid(QScrollArea):
             self._grid.setColumnStretch(c, 1)
         for r in range(rows):
             self._grid.setRowStretch(r, 1)
+        self._fit_rows(rows)
         QTimer.singleShot(0, self._update_more)  # once the new layout has its geometry
+
+    def _fit_rows(self, rows: int) -> None:
+        """When the rows do not all fit, the view shows whole rows only: the pixels left
+        under the last whole row stay empty (a viewport margin) instead of showing the next
+        row's header cut in half, and a scroll step is one row, so a scroll keeps rows
+        whole."""
+        spacing = self._grid.spacing()
+        pitch = self.min_height + spacing
+        full = self.height() - 2 * self.frameWidth()
+        margin = 0
+        if pitch > 0 and rows * pitch - spacing > full:
+            shown = max(1, (full + spacing) // pitch)
+            margin = max(0, full - (shown * pitch - spacing))
+        if margin != self.viewportMargins().bottom():
+            self.setViewportMargins(0, 0, 0, margin)
+        self.verticalScrollBar().setSingleStep(max(1, pitch))
 
     def _shown_rect(self) -> QRect:
         """The part of the grid's inner widget in sight, in its coordinates."""

@@ -42,7 +42,7 @@ from splitdesk.core.analyse.metrics import RequestFigures, group_metrics, reques
 from splitdesk.core.run.questions import shorten
 from splitdesk.core.run.run_state import RequestTrace, RunState
 from splitdesk.ui.common.follow_end import follow_end
-from splitdesk.ui.common.theme import Theme, ink_on, lane_hex, mono_font, ui_font
+from splitdesk.ui.common.theme import Theme, ink_on, mono_font, ui_font
 from splitdesk.ui.common.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
 
 #: Streaming text is appended at most this often (ms): each append re-lays out the pane's
@@ -809,7 +809,7 @@ class CombinedPane(RequestPane):
             if q in self._headed or span.body_offset > len(self._prefix):
                 continue
             fmt = QTextCharFormat()
-            fmt.setForeground(QColor(lane_hex(q)))
+            fmt.setForeground(QColor(self.theme.lane_text(q)))
             fmt.setFontWeight(QFont.Weight.Bold)
             fmt.setFontPointSize(self.text.font().pointSizeF() + 2)
             self.text.format_range(self._to_doc(span.offset), self._to_doc(span.body_offset), fmt)
@@ -864,7 +864,7 @@ class SequentialPane(RequestPane):
             if done is None:
                 q = trace.questions[0]
                 fmt = QTextCharFormat()
-                fmt.setForeground(QColor(lane_hex(q)))
+                fmt.setForeground(QColor(self.theme.lane_text(q)))
                 fmt.setFontWeight(QFont.Weight.Bold)
                 lead = "\n\n" if self._progress else ""
                 self.text.append_text(f"{lead}Q{q + 1} · {shorten(self.questions[q], 70)}\n", fmt)

@@ -388,6 +388,11 @@ class ServerLane(QWidget):
             self.kv_curve.setData([], [])
             if item.getAxis("right").isVisible():
                 item.hideAxis("right")
+        rate = s.last_cache_hit_rate  # the run's own lookups (core: cache_hit_rates)
+        if rate is not None:
+            text += f" · prefix-cache hits {rate:.0%} of the prompt tokens looked up since the first sample"
+            keyed += f" · cache hits {rate:.0%}"
+            short += f" · cache {rate:.0%}"
         self.caption.set_variants([text, keyed, short])
 
 

@@ -54,6 +54,7 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.follow_end import follow_end
 from splitdesk.ui.common.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.common.throttle import LIVE_FRAME_MS
+from splitdesk.ui.stage.answers import AnswersDialog
 from splitdesk.ui.stage.caption import CaptionBar
 from splitdesk.ui.stage.grid import PaneGrid, dispose
 from splitdesk.ui.stage.panes import CombinedPane, RequestPane, SequentialPane
@@ -106,6 +107,8 @@ class Stage(QWidget):
         self.scale = scale
         self.look: Look = look
         self.state: RunState | None = None
+        #: The answers window opened last (:meth:`show_answers`).
+        self.answers: AnswersDialog | None = None
         #: Who drives the stage now (:meth:`claim`).
         self.driver: object | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -418,6 +421,18 @@ class Stage(QWidget):
     def client_note(self, note: str) -> None:
         self._client_note = note
         self.summary.client_note = note
+
+    def show_answers(self) -> AnswersDialog | None:
+        """Open the run on show's answers side by side (each question's section of the
+        combined reply next to its own request's answer) in a window of their own;
+        ``None`` when no run is shown."""
+        if self.state is None:
+            return None
+        dialog = AnswersDialog(self.state, self.theme, self.scale, self._labels, self.window())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self.answers = dialog
+        return dialog
 
     def show_chart(self, shown: bool) -> None:
         """Show or hide the tokens chart beside the timeline."""

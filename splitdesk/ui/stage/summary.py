@@ -15,13 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from splitdesk.core.analyse.cost import (
-    Prices,
-    format_costs,
-    side_tokens,
-    token_ratio,
-    tradeoff_line,
-)
+from splitdesk.core.analyse.cost import Prices, format_costs, side_tokens, token_ratio
 from splitdesk.core.analyse.diagnosis import (
     Diagnosis,
     common_failure,
@@ -32,6 +26,7 @@ from splitdesk.core.analyse.diagnosis import (
     no_verdict_reason,
 )
 from splitdesk.core.analyse.metrics import GroupMetrics, RunSummary, summarize
+from splitdesk.core.analyse.plain import fair_mode_applies, headline_verdict, plain_words
 from splitdesk.core.analyse.predict import (
     RATE_LIMIT_NOTE,
     PredictedRequest,
@@ -42,21 +37,6 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.providers.base import RequestError
 from splitdesk.ui.common.theme import Theme, ui_font
 from splitdesk.ui.common.throttle import LIVE_TEXT_MS, Throttle
-
-
-def verdict(speedup: float, theme: Theme, shared: bool = False) -> str:
-    """The speed-up in words, naming the pair: "parallel 4.4× faster than combined", "no
-    speed-up" (within ±10 %) or "parallel 2.0× slower than combined" — red only when the two
-    ways ran apart (``shared``: side by side, where both ways competed for one server and
-    "slower" is not a verdict on parallel requests)."""
-    if speedup >= 1.1:
-        return (
-            f"<span style='color:{theme.good}'>parallel {speedup:.1f}× faster than combined</span>"
-        )
-    if speedup > 1 / 1.1:
-        return f"<span style='color:{theme.muted}'>no speed-up ({speedup:.2f}×)</span>"
-    color = theme.muted if shared else theme.error
-    return f"<span style='color:{color}'>parallel {1 / speedup:.1f}× slower than combined</span>"
 
 
 class SteadyBox(QWidget):
@@ -180,7 +160,9 @@ class SummaryStrip(QFrame):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("summary")
-        #: Say the cost model's predicted figures (off in the presentation look).
+        #: Say the cost model's predicted figures, the engineer's Why line, the speed-up
+        #: split and the fair-mode offer (all off in the presentation look, which says the
+        #: reason in plain words only).
         self.show_predictions = show_predictions
         self._unsubscribe: Callable[[], None] | None = None  #: from the run bound last
         self.theme = theme
@@ -191,6 +173,8 @@ class SummaryStrip(QFrame):
         self.diagnosis: Diagnosis | None = None
         #: The one error every request failed with, shown once in :attr:`banner`.
         self.shared_failure: RequestError | None = None
+        #: The finished run's reason in plain words (core/analyse/plain.py), ``""`` before.
+        self.plain = ""
         self._diagnosed_at = -1
         self.banner = QLabel("")
         self.banner.setObjectName("banner")
@@ -261,6 +245,7 @@ class SummaryStrip(QFrame):
 
     def _reset_explanation(self) -> None:
         self.diagnosis = None
+        self.plain = ""
         self.shared_failure = None
         self._diagnosed_at = -1
         self.banner.hide()
@@ -347,24 +332,19 @@ class SummaryStrip(QFrame):
             and self._complete(c)
             and self._complete(p)
         ):
-            no_verdict = no_verdict_reason(diagnosis, shared)  # core/diagnosis.py's rule
-            if no_verdict is not None:
-                ratio = (
-                    ""
-                    if diagnosis is not None and diagnosis.one_at_a_time
-                    else f"{summary.speedup:.1f}× side by side, "
-                )
-                line += f" · <span style='color:{t.muted}'>{ratio}no verdict: {no_verdict}</span>"
-            else:
-                line += " · " + verdict(summary.speedup, t, shared)
+            v = headline_verdict(summary.speedup, diagnosis, shared)  # core/analyse/plain.py
+            color = {"sooner": t.good, "same": t.muted, "no-verdict": t.muted}.get(
+                v.kind, t.muted if shared else t.error
+            )
+            line += f" · <span style='color:{color}'>{v.text}</span>"
+            if v.kind != "no-verdict":
                 split = decompose_groups(summary.groups)
                 if (
                     diagnosis is not None
                     and diagnosis.one_at_a_time
-                    and summary.speedup >= 1.1
+                    and v.kind == "sooner"
                     and (split is None or split.concurrency_factor < 1.05)
-                ):  # the split printed below must say the same (core/analyse/diagnosis.py)
-                    # faster, but the server ran one request at a time: say where it came from
+                ):  # faster, one request at a time: where it came from, as the split says
                     line += (
                         f" <span style='color:{t.muted}'>— from the prompt's shape, "
                         "not concurrency</span>"
@@ -377,23 +357,14 @@ class SummaryStrip(QFrame):
                         else f"predicted {pc / pp:.1f}×"
                     )
                     line += f" <span style='color:{t.muted}; font-size:small'>({said})</span>"
-                if self.client_note:  # how the client sent (Engineer menu)
-                    line += f" <span style='color:{t.muted}; font-size:small'>· {self.client_note}</span>"
-                tradeoff = tradeoff_line(
-                    summary.speedup,
-                    token_ratio(
-                        side_tokens(state.requests, "combined"),
-                        side_tokens(state.requests, "parallel"),
-                    ),
-                )
-                if tradeoff:  # "4.5× faster, 1.3× the tokens" (core/cost.py)
-                    line += f" <span style='color:{t.muted}; font-size:small'>· {tradeoff}</span>"
         elif not finished:
             line += f" · <span style='color:{t.muted}'>running…</span>"
         if state.ended is not None and state.ended.stopped:
             line += f" · <span style='color:{t.muted}'>stopped</span>"
         self.headline.setText(line)
         self.details.setText(self._details(c, p, len(state.info.questions), finished))
+        if not self.show_predictions:  # the presentation look: no engineer's detail line
+            self.details.setText("")
         if diagnosis is not None:
             self._explain(state, summary, diagnosis, shared)
 
@@ -416,7 +387,7 @@ class SummaryStrip(QFrame):
         else:
             self.banner.hide()
         lines = []
-        dec = decompose_groups(summary.groups)
+        dec = decompose_groups(summary.groups) if self.show_predictions else None
         if dec is not None:
             lines.append(
                 f"<b>{dec.speedup:.2f}×</b> = <b>{dec.prompt_shape_factor:.2f}×</b> from the "
@@ -424,11 +395,14 @@ class SummaryStrip(QFrame):
                 f"<b>{dec.concurrency_factor:.2f}×</b> from concurrency (sequential → parallel)"
             )
         if failure is None:  # the banner already says why
-            why = f"<b>Why:</b> {escape(d.text, quote=False)}"
-            for note in d.notes:
-                why += f"<br>Also: {escape(note.text, quote=False)}"
-            lines.append(why)
-        if no_verdict_reason(d, shared) is not None:
+            self.plain = plain_words(state, summary, d)  # core/analyse/plain.py
+            lines.insert(0, f"<b>{escape(self.plain, quote=False)}</b>")
+            if self.show_predictions:  # the engineer's line, with its measurements
+                why = f"<b>Why:</b> {escape(d.text, quote=False)}"
+                for note in d.notes:
+                    why += f"<br>Also: {escape(note.text, quote=False)}"
+                lines.append(why)
+        if self.show_predictions and fair_mode_applies(state, d):
             # the headline names the cause ("no verdict: both ways shared the server", "…
             # ran one request at a time") and the Why line explains it; this line offers
             # the fair measurement in as few words (one line on a projector)
@@ -437,7 +411,7 @@ class SummaryStrip(QFrame):
                 " to measure each way on an idle server."
             )
             if not d.one_at_a_time:  # the Why line said nothing of the shared server
-                offer = f"Sharing it inflates the ratio. {offer}"
+                offer = f"Sharing the server changes the ratio. {offer}"
             lines.append(offer)
         self.explain.setText("<br>".join(lines))
         self.explain.setVisible(bool(lines))
@@ -453,6 +427,26 @@ class SummaryStrip(QFrame):
             return "no answer"
         e = trace.error
         return f"no answer (HTTP {e.status})" if e.status else f"no answer ({e.kind})"
+
+    @staticmethod
+    def _context_read(c: GroupMetrics | None, p: GroupMetrics | None) -> str:
+        """With a shared context: how many prompt tokens each side's server read and how
+        many its cache served (``GroupMetrics.prompt``, the servers' usage; formatting
+        only). ``""`` without a context or a prompt count."""
+        said = []
+        for g, name in ((c, "combined"), (p, "parallel")):
+            pt = g.prompt if g is not None else None
+            if pt is None or not pt.context_chars:
+                continue
+            text = f"{name} {pt.prompt:,}"
+            if pt.cached is not None:
+                text += f", {pt.cached:,} from cache"
+            if not pt.complete:
+                text += f" ({pt.reported} of {pt.requests} reported)"
+            said.append(text)
+        if not said:
+            return ""
+        return "prompt tokens with the shared context: " + " / ".join(said)
 
     @staticmethod
     def _complete(g: GroupMetrics | None) -> bool:
@@ -493,6 +487,9 @@ class SummaryStrip(QFrame):
                 )
         if ttft:
             parts.append("TTFT " + " / ".join(ttft))
+        read = self._context_read(c, p)
+        if read:
+            parts.insert(0, read)
         toks = []
         notes = []
         for g, name in ((c, "combined"), (p, "parallel")):
@@ -500,6 +497,15 @@ class SummaryStrip(QFrame):
                 toks.append(f"{name} {g.output_tokens}")
                 if g.estimated_note:
                     notes.append((name, g.estimated_note))
+        if self.client_note:  # how the client sent (Engineer menu)
+            parts.append(f"client: {self.client_note}")
+        state = self.state
+        if state is not None and c is not None and p is not None:
+            ratio = token_ratio(
+                side_tokens(state.requests, "combined"), side_tokens(state.requests, "parallel")
+            )
+            if ratio is not None:  # the speed-up is the headline's; here only the tokens
+                parts.append(f"parallel used {ratio:.1f}× the tokens")
         if toks:
             note = ""
             if finished and notes:

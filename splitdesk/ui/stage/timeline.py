@@ -60,6 +60,25 @@ LANE_PITCH = 1.25
 PACKED_MIN_PX = 3.0
 
 
+def prefill_tip(name: str, f: RequestFigures) -> str:
+    """A prefill bar's hover text (formatting only): the server's prefill and queue times
+    and the prompt tokens it computed and read from its cache (usage)."""
+    split = f.split
+    lines = [name]
+    if split is not None and split.prefill_s is not None:
+        lines.append(
+            f"prefill {split.prefill_s:.3f} s of TTFT {split.ttft_s:.3f} s (server's figure)"
+        )
+        if split.queue_s:
+            lines.append(f"queued {split.queue_s:.3f} s before it")
+    if f.prompt_tokens is not None:
+        cached = (
+            f", {f.cached_prompt_tokens:,} from cache" if f.cached_prompt_tokens is not None else ""
+        )
+        lines.append(f"{f.prompt_tokens:,} prompt tokens{cached}")
+    return "\n".join(lines)
+
+
 def ttft_text(f: RequestFigures) -> str:
     """A wait bar's TTFT wording from the figure set (formatting only): TTFT (from the
     first send: the user's wait) and, for a retried request, the attempt TTFT beside it,
@@ -84,7 +103,7 @@ class Bar:
     lane: int
     x0: float
     x1: float
-    kind: str  # "connect", "wait", "backoff", "stream", "ghost"
+    kind: str  # "connect", "wait", "prefill", "backoff", "stream", "ghost"
     color: str
     make_tip: str | Callable[[], str] = field(repr=False)
 
@@ -279,6 +298,10 @@ class Timeline(QWidget):
 
         wait_brush = QBrush(QColor(theme.waiting), Qt.BrushStyle.BDiagPattern)
         self.wait_item = LaneBars(BAR_HEIGHT, pg.mkPen(theme.waiting), wait_brush)
+        # the server's prefill inside the wait (where it reports one): the same colour, solid
+        self.prefill_item = LaneBars(
+            BAR_HEIGHT, pg.mkPen(theme.waiting), QBrush(QColor(theme.waiting))
+        )
         backoff_color = QColor(theme.error)
         backoff_color.setAlpha(70)
         self.backoff_item = LaneBars(
@@ -302,6 +325,7 @@ class Timeline(QWidget):
             self.ghost_item,
             self.connect_item,
             self.wait_item,
+            self.prefill_item,
             self.backoff_item,
             self.stream_item,
             self.marks,
@@ -381,13 +405,14 @@ class Timeline(QWidget):
         t = self.theme
         sw = "display:inline-block;"
         return (
-            f"<span style='color:{t.waiting}'>▨</span> waiting for first token &nbsp;&nbsp;"
+            f"<span style='color:{t.waiting}'>▨</span> waiting for the first token "
+            f"(<span style='color:{t.waiting}'>█</span> prefill) &nbsp; "
             f"<span style='color:{lane_hex(0)}'>■</span><span style='color:{lane_hex(1)}'>■</span>"
-            f"<span style='color:{lane_hex(2)}'>■</span> streaming (numbers: answers inside the "
-            f"combined reply) &nbsp;&nbsp;"
+            f"<span style='color:{lane_hex(2)}'>■</span> streaming (1 2 3: the combined "
+            f"reply's answers) &nbsp; "
             f"<span style='color:{t.accent};{sw}'>┆</span> now"
         ) + (
-            f" &nbsp;&nbsp;<span style='color:{t.muted}'>┄▭</span> predicted"
+            f" &nbsp; <span style='color:{t.muted}'>┄▭</span> predicted"
             if self.show_predictions
             else ""
         )
@@ -583,6 +608,19 @@ class Timeline(QWidget):
                         self._wait_tip(name, wait_start, f, r, state),
                     )
                 )
+                prefill = f.prefill_span  # the server's own figure, ending at the first token
+                if prefill is not None and prefill[1] - o > wait_start:
+                    p0 = max(prefill[0] - o, wait_start)
+                    bars.append(
+                        Bar(
+                            lane,
+                            p0,
+                            prefill[1] - o,
+                            "prefill",
+                            self.theme.waiting,
+                            prefill_tip(name, f),
+                        )
+                    )
             if first is not None:
                 stream_end = (
                     live_now
@@ -736,6 +774,7 @@ class Timeline(QWidget):
         for kind, item in (
             ("connect", self.connect_item),
             ("wait", self.wait_item),
+            ("prefill", self.prefill_item),
             ("backoff", self.backoff_item),
             ("stream", self.stream_item),
             ("ghost", self.ghost_item),
@@ -828,6 +867,12 @@ class Timeline(QWidget):
             k = room / parallel
             if k * pitch < PACKED_MIN_PX:
                 k = 1.0  # too thin to see: they scroll
+            else:  # packed, few names are left to show: at the normal size when they fit
+                normal = ui_font(self.scale, 0)
+                n_pitch = QFontMetrics(normal).height() * LANE_PITCH
+                n_k = (vb_h / n_pitch - (n - parallel) - 0.2) / parallel
+                if n_k * n_pitch >= PACKED_MIN_PX:
+                    font, pitch, k = normal, n_pitch, n_k
         ys, ks = [], []
         cursor = -0.5  # a lane of its own is centred on its index
         for g in groups:
@@ -1014,7 +1059,8 @@ class Timeline(QWidget):
             return None
         lane = min(near, key=lambda i: abs(y - self.lane_y[i]))
         hits = [b for b in self.bars if b.lane == lane and b.x0 <= x <= b.x1]
-        hits.sort(key=lambda b: b.kind == "ghost")
+        # the prefill inside a wait before the wait, anything real before a ghost outline
+        hits.sort(key=lambda b: {"ghost": 2, "wait": 1}.get(b.kind, 0))
         return hits[0] if hits else None
 
     def _hover(self, pos: QPointF) -> None:

@@ -43,6 +43,11 @@ def test_the_shipped_scenarios_are_the_issue_s_seven_in_talk_order() -> None:
         "compute-bound",
         "many-questions",
         "dependent",
+        # issue 24: one document, batching / compute-bound, prefix cache off / on
+        "document-batching",
+        "document-batching-cache",
+        "document-compute-bound",
+        "document-compute-bound-cache",
     ]
     for s in shipped.values():
         check_builtin(s, SimParams.checked)

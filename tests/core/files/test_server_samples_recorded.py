@@ -60,7 +60,15 @@ def test_samples_survive_save_and_load_and_an_old_file_has_none(tmp_path: Path) 
     assert back.runs[0].server == record
     doc = json.loads(encode_recording(rec))
     assert doc["runs"][0]["server"]["running"] == [1.0, 5.0, 5.0, 1.0]
-    assert set(doc["runs"][0]["server"]) == {"family", "kv_unit", "t_s", "running", "waiting", "kv"}
+    assert set(doc["runs"][0]["server"]) == {
+        "family",
+        "kv_unit",
+        "t_s",
+        "running",
+        "waiting",
+        "kv",
+        "cache_hit_rate",
+    }
     series = series_of(back.runs[0].server)
     assert series is not None
     assert series.at(0.3, 0.7) == [5.0, 5.0] and series.peak_kv == 0.14

@@ -12,6 +12,7 @@ from paths import FIXTURES
 from splitdesk.core.measure.runner import RunConfig, Runner
 from splitdesk.core.measure.server_metrics import (
     MetricsPoller,
+    PrefixCacheReading,
     ServerLoad,
     families,
     metrics_url,
@@ -33,8 +34,19 @@ FIXTURES = FIXTURES / "metrics"
         # real captures (README.md says where each was published); values read by hand
         # vLLM (October 2024), idle: KV only under the older name gpu_cache_usage_perc, 0.0
         ("vllm.txt", ServerLoad("vllm", 0.0, 0.0, 0.0, "fraction")),
-        # SGLang's own docs, under load: 162 running, 2826 queued, token_usage 0.28
-        ("sglang.txt", ServerLoad("sglang", 162.0, 2826.0, 0.28, "fraction")),
+        # SGLang's own docs, under load: 162 running, 2826 queued, token_usage 0.28, and
+        # its prefix-cache hit-rate gauge 0.0075
+        (
+            "sglang.txt",
+            ServerLoad(
+                "sglang",
+                162.0,
+                2826.0,
+                0.28,
+                "fraction",
+                PrefixCacheReading(None, None, 0.007507552643049313),
+            ),
+        ),
         # ik_llama.cpp's llama-server (a llama.cpp fork that still publishes the KV ratio)
         ("llamacpp.txt", ServerLoad("llamacpp", 0.0, 0.0, 0.491063, "fraction")),
         # hand-written (no published TGI capture found): TGI has no KV gauge

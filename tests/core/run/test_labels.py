@@ -40,10 +40,11 @@ def test_a_label_never_ends_on_a_small_word_and_stays_short() -> None:
         assert not derive_label(f"Why is blue {word} red?").lower().endswith(f" {word}")
 
 
-def test_text_without_spaces_is_cut_with_an_ellipsis() -> None:
+def test_text_without_spaces_keeps_its_first_few_characters() -> None:
     text = "日本の首都はどこですか日本の首都はどこですか日本の首都はどこですか"
     label = derive_label(text)
-    assert label.endswith("…") and len(label) <= MAX_LABEL_CHARS and text.startswith(label[:-1])
+    # 12 display columns (6 wide characters), its start, no "…" (a label is a name, whole)
+    assert label == "日本の首都は" and text.startswith(label) and len(label) <= MAX_LABEL_CHARS
 
 
 def test_empty_text_has_an_empty_label() -> None:
@@ -61,3 +62,19 @@ def test_every_built_in_question_has_a_title_used_as_its_label() -> None:
         for q in qs.questions:
             assert q.title and q.label == q.title
     assert Question(text="What is the capital of Australia?").label == "Capital of Australia"
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("为什么天空是蓝色的而不是其他颜色呢？", "天空是蓝色的"),
+        ("疫苗是如何训练人体免疫系统的？", "疫苗是如何训"),
+        ("冰箱，怎样保持低温？", "冰箱"),  # a full-width comma ends the clause
+        ("什么是通货膨胀？", "通货膨胀"),
+        ("なぜ空は青いのですか？", "空は青いので"),
+    ],
+)
+def test_questions_without_spaces_get_a_few_characters(text: str, label: str) -> None:
+    """Chinese and Japanese questions: no leading question word, about as wide on screen
+    as three English words (12 display columns), cut at a full-width clause break."""
+    assert question_label(text) == label

@@ -24,6 +24,7 @@ from splitdesk.sim.prompts import read_prompt
 def test_builtin_sets_are_there() -> None:
     sets = builtin_sets()
     assert {k: len(v.texts) for k, v in sets.items()} == {
+        "document-five": 5,
         "everyday-five": 5,
         "three-short": 3,
         "eight-technical": 8,

@@ -304,6 +304,14 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
     inner = grid.widget()
     assert inner.width() <= grid.viewport().width(), "panes wider than the grid: cut at its edge"
     assert_disjoint([(p.badge.text(), rect_in(p, inner)) for p in grid.panes], "panes")
+    # no pane shows cut in half: one in sight shows its whole header row (the rows that do
+    # not fit leave empty pixels under the last whole one, never half a header)
+    shown = grid._shown_rect()
+    for pane in grid.panes:
+        r = rect_in(pane, inner)
+        if pane.isVisible() and r.intersects(shown):
+            head = rect_in(pane.badge, inner).united(rect_in(pane.title, inner))
+            assert shown.contains(head), f"{pane.badge.text()}'s header cut at the grid's edge"
     hidden = grid.hidden_panes()
     for q, pane in enumerate(grid.panes):
         if pane not in hidden:
@@ -382,6 +390,40 @@ async def test_every_size_and_n_is_legible(
     )
     check_summary(window)
     check_text_sizes(window)
+
+
+CJK = [
+    "为什么天空是蓝色的而不是其他颜色呢？",
+    "疫苗是如何训练人体免疫系统的？",
+    "通货膨胀对普通家庭的储蓄有什么影响？",
+    "冰箱是怎样让食物保持低温的？",
+    "为什么人需要睡觉以及睡眠不足会怎样？",
+    "全球定位系统如何知道手机的位置？",
+    "为什么冰会浮在水面上？",
+    "蜜蜂是怎样找到回蜂巢的路的？",
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("n", [5, 8])
+@pytest.mark.parametrize(("size", "scale"), SIZES[1:3], ids=lambda v: str(v))
+async def test_chinese_questions_fit_their_panes_and_lanes(
+    sim_short: Any, window_at: Any, size: tuple[int, int], scale: float, n: int
+) -> None:
+    """Questions with no spaces get labels a few characters long (core/run/labels.py), so
+    no pane is wider than the grid and every header and lane name is whole."""
+    texts = CJK[:n]
+    plan = make_plan("side-by-side", texts, CombinedTemplate(), None)
+    events: list[RunEvent] = []
+    endpoint = EndpointConfig(sim_short.openai_base_url, "openai-chat", "splitdesk-sim")
+    await Runner(RunConfig(endpoint), events.append).run(texts, plan)
+    qs = QuestionSet(title="中文", questions=[Question(text=t) for t in texts])
+    window = window_at(size, scale, AppSettings(question_set=qs))
+    await replay_into(window, plan, texts, events)
+    labels = [question_label(t) for t in texts]
+    assert all(len(label) <= 6 for label in labels), labels
+    check_grid(window, n, labels)
+    check_timeline(window, n, labels)
 
 
 @pytest.mark.asyncio

@@ -22,6 +22,7 @@ from ui.conftest import wait_signal, wait_until
 
 from paths import ROOT
 from splitdesk.core.analyse.diagnosis import diagnose_state
+from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.files.figures_export import figures_json
 from splitdesk.core.files.recording import load_recording
 from splitdesk.core.files.settings import AppSettings
@@ -33,6 +34,11 @@ from splitdesk.ui.render.exports import ReplayFrames
 from splitdesk.ui.stage.stage import Stage
 
 DEMOS = ROOT / "resources" / "demos"
+
+
+def said(state: Any) -> str:
+    """What presentation mode says beside the caption once ``state`` has ended."""
+    return f"Measured: {measured_line(state, diagnose_state(state))}"
 
 
 def plan_of_state(state: RunState) -> RunPlan:
@@ -171,9 +177,7 @@ async def test_an_animation_paints_the_bare_stage_in_the_presentation_look(qtbot
         image = await frames.frame(frames.duration)
         assert len(image) == 640 * 360 * 4
         # the end: the measured line beside the caption, as presentation mode says it
-        assert (
-            stage.caption.measured.text() == f"Measured: {diagnose_state(frames.player.state).text}"
-        )
+        assert stage.caption.measured.text() == said(frames.player.state)
     finally:
         frames.dispose()
 
@@ -234,3 +238,29 @@ async def test_a_bench_recording_replays_the_whole_comparison(
     assert stage.server_lane.isVisible() and stage.server_lane.series.peak_running >= 2
     assert not window.recordings.replay.bar.runs_action.isVisible()  # one run, not one per mode
     assert diagnose_state(state).code != "unclear"
+
+
+@pytest.mark.asyncio
+async def test_the_answers_side_by_side_pair_each_question(make_window: Any) -> None:
+    """View → Answers side by side: per question its combined section next to its own
+    answer, with lengths; on the built-in endpoint the view says the text is synthetic."""
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=4.0)))
+    window.answers_action.trigger()
+    assert window.statusBar().currentMessage().startswith("Nothing to compare yet")
+    window.run_button.click()
+    (state,) = await wait_signal(window.runFinished, 100, "the run to finish")
+    window.answers_action.trigger()
+    dialog = window.stage.answers
+    assert dialog is not None and dialog.isVisible()
+    view = dialog.view
+    assert len(view.rows) == len(state.info.questions)
+    assert view.note.isVisible()  # the built-in endpoint's text is synthetic
+    for (name, combined, parallel), lengths, pair in zip(
+        view.rows, view.lengths, view.pairs, strict=True
+    ):
+        assert name.text().startswith(f"Q{pair.question + 1} ")
+        assert pair.combined_text and pair.parallel_text
+        assert (combined.text(), parallel.text()) == (pair.combined_text, pair.parallel_text)
+        assert lengths[0].text() == f"~{round(pair.combined_tokens or 0)} tokens"
+        assert lengths[1].text() == f"{pair.parallel_tokens} tokens"
+    dialog.close()
