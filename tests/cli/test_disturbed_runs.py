@@ -82,7 +82,9 @@ def test_bench_measures_a_disturbed_run_again_and_says_why() -> None:
     assert par["remeasured"] is not None, err.getvalue()
     assert par["remeasured"].startswith("the built-in endpoint ran ")
     assert "behind its schedule" in par["remeasured"]
-    assert doc["summary"]["remeasured_note"].startswith("measured again: parallel run 1 (the")
+    # (a loaded machine may have starved the combined run too: it is named beside it)
+    note = doc["summary"]["remeasured_note"]
+    assert note.startswith("measured again: ") and "parallel run 1 (the first " in note
     if par["disturbed"] is not None:  # a loaded machine starved the second one too: named
         assert "parallel run 1 (" in doc["summary"]["disturbed_note"]
     assert "measuring parallel again: the built-in endpoint ran" in err.getvalue()

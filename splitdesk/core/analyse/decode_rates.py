@@ -111,13 +111,11 @@ class DecodeRates:
 
     @property
     def lone_words(self) -> str:
-        """What the lone rate is, for a sentence: "its lone decode rate" or "the combined
-        request's rate alone" (longer context)."""
-        return (
-            "its lone decode rate"
-            if self.lone_from == "separate"
-            else ("the combined request's rate alone")
-        )
+        """What the lone rate is, for a sentence: "its lone rate" (a separate stream alone)
+        or "the combined request's rate alone" (longer context)."""
+        if self.lone_from == "separate":
+            return "its lone rate"
+        return "the combined request's rate alone"
 
 
 def decode_rates(phases: Sequence[Sequence[RequestTrace]]) -> DecodeRates | None:

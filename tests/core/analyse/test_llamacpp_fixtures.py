@@ -65,7 +65,7 @@ def test_eight_slots_eight_questions_batch_without_a_queue() -> None:
     assert d.code == "batching", d.to_json()
     # one CPU thread shared by eight streams: each well below its lone rate, named so
     assert d.evidence["lone_from"] == "separate" and d.evidence["rate_ratio"] < 0.6
-    assert "of its lone decode rate" in d.text
+    assert "of its lone rate" in d.text
 
 
 def test_props_and_slots_bodies_give_the_configured_slots() -> None:
