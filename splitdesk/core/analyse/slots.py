@@ -14,7 +14,9 @@ alone (seconds from the run's origin, one clock per phase):
   ended, though they were sent before that end: they waited for a slot;
 * each queued stream must begin *as a slot frees*: the i-th queued stream (by first
   token) takes the slot the i-th end freed (first come, first served), and its first token
-  comes within :func:`start_tolerance_s` after that end, for at least
+  comes within :func:`start_tolerance_s` after that end, having waited at least
+  :data:`MIN_WAIT_SHARE` of that stream's generation, itself at least
+  :data:`MIN_SLOT_GENERATION_S` (shorter, scheduling hiccups look like queueing), for at least
   :data:`QUEUED_SHARE` of the queued streams; when the first slot freed, k streams were
   generating (the server was full);
 * **queue wait** of a queued stream: from its send to the end that freed its slot
@@ -45,6 +47,12 @@ MIN_START_TOLERANCE_S = 0.05
 START_SHARE_OF_GENERATION = 0.15
 #: … or as a multiple of the shortest attempt TTFT (a queued stream's own prefill)
 START_TTFT_MULTIPLE = 3.0
+#: the shortest generation (seconds) of a stream whose end can be told to have freed a slot:
+#: shorter, a stream started late by the client's or the machine's scheduling looks queued
+MIN_SLOT_GENERATION_S = 0.1
+#: a queued stream waited at least this share of the generation of the stream whose slot
+#: it took (it was sent before that stream began, or soon after)
+MIN_WAIT_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -140,6 +148,7 @@ def read_slots(phase: Sequence[RequestTrace]) -> SlotReading | None:
         return None
     tol = start_tolerance_s(ok)
     spans = {t.req: _span(t) for t in ok}
+    gen_of_end = {b: b - a for a, b in spans.values()}
     ends = sorted(b for _, b in spans.values())
     first_end = ends[0]
     # a stream whose first token came after some stream of its phase ended waited for a
@@ -151,7 +160,9 @@ def read_slots(phase: Sequence[RequestTrace]) -> SlotReading | None:
         first = spans[t.req][0]
         sent = t.t_attempt_send if t.t_attempt_send is not None else t.t_send
         handover = first - freed
-        if 0 <= handover <= tol and (sent is None or sent < freed):
+        gen = gen_of_end[freed]  # the generation of the stream whose slot it took
+        waited = freed - sent if sent is not None else gen
+        if 0 <= handover <= tol and gen >= MIN_SLOT_GENERATION_S and waited >= MIN_WAIT_SHARE * gen:
             handovers.append(handover)
             if sent is not None:
                 waits.append(freed - sent)

@@ -195,3 +195,14 @@ def test_bench_phases_on_their_own_clocks_read_the_same() -> None:
     par = run([Stream(s.group, s.first, s.tokens, s.step) for s in streams]).requests
     d = diagnose([comb, par])
     assert d.code == "slot-limited" and d.evidence["slots"] == 4
+
+
+def test_a_stream_the_machine_started_late_is_not_a_slot_queue() -> None:
+    # 32 short answers on a batching server under load: one stream's first token came late,
+    # just after the shortest other stream ended; its wait was a scheduling hiccup (a few
+    # tens of ms), not a slot: no "at most 31 streams at once"
+    streams = [Stream("parallel", 0.01, tokens=6 + (i % 5), step=0.004, phase=1) for i in range(31)]
+    shortest_end = 0.01 + 5 * 0.004
+    streams.append(Stream("parallel", shortest_end + 0.004, tokens=8, step=0.004, phase=1))
+    assert read_slots(run(streams).requests) is None
+    assert diagnose_state(run(combined_first(streams))).code != "slot-limited"
