@@ -165,6 +165,10 @@ class ServerLane(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
         self._timer.timeout.connect(self.redraw)
+        #: once after a run with no sample: the poller's last word (:meth:`finish`)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.timeout.connect(self._settled)
         self.setVisible(False)
 
     def set_fold(self, fold: str, by_user: bool = False) -> None:
@@ -297,7 +301,8 @@ class ServerLane(QWidget):
             self.caption.setText("Server: not asked (the run sent no request)")
             return
         self.caption.setText(self._none_text(poller))
-        QTimer.singleShot(round(max(poller.period_s, 1.0) * 1000) + 200, self._settled)
+        # a timer of the lane's own: it dies with the lane (a stage rebuilt for presenting)
+        self._settle.start(round(max(poller.period_s, 1.0) * 1000) + 200)
 
     @staticmethod
     def _none_text(poller: MetricsPoller) -> str:
@@ -317,6 +322,7 @@ class ServerLane(QWidget):
         """Stop the poller without blocking the GUI thread."""
         self._stop_watching()
         self._timer.stop()
+        self._settle.stop()
         if self.poller is not None:
             self.poller.stop(timeout=0)
 

@@ -146,6 +146,30 @@ async def test_after_a_failed_run_the_lane_says_why_not_asking(qtbot: Any) -> No
     assert lane.caption.text().startswith("Server metrics: none (")
 
 
+@pytest.mark.asyncio
+async def test_a_finished_runs_last_word_does_not_land_on_the_next_run(qtbot: Any) -> None:
+    """The caption's re-read after a failed run belongs to that run: a new run started before
+    it fires keeps saying "asking", and the re-read dies with the lane."""
+    state = recorded("side-by-side")
+    lane = ServerLane(DARK)
+    qtbot.addWidget(lane)
+    dead = EndpointSettings(preset="custom", base_url=f"http://127.0.0.1:{_free_port()}/v1")
+    fresh = RunState()
+    fresh.info = state.info
+    lane.start(fresh, dead, None)
+    lane._on_event(RequestSent(0.0, 0))
+    poller = lane.poller
+    assert poller is not None
+    await wait_until(lambda: poller.status != "not started", 10, "the first /metrics attempt")
+    lane.finish(fresh)
+    delay_ms = round(max(poller.period_s, 1.0) * 1000) + 200
+    lane.start(RunState(), dead, None)  # the next run, before the re-read is due
+    assert lane.caption.text().startswith("Server: asking")
+    qtbot.wait(delay_ms + 500)  # past the moment the finished run's re-read was due
+    assert lane.caption.text().startswith("Server: asking"), lane.caption.text()
+    lane.stop()
+
+
 def test_the_summary_says_no_markers_and_formats_costs_alike(qtbot: Any) -> None:
     state = recorded("one-after-another")
     strip = SummaryStrip(DARK)
