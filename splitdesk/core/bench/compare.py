@@ -37,6 +37,7 @@ from splitdesk.core.analyse.predict import (
     prediction_ignores_rate_limit,
     schedule_slip_s,
 )
+from splitdesk.core.bench.interrupt import Interrupt
 from splitdesk.core.bench.options import BUILTIN, BenchOptions, modes_of
 from splitdesk.core.bench.recorded import bench_recording
 from splitdesk.core.bench.repeats import (
@@ -47,7 +48,8 @@ from splitdesk.core.bench.repeats import (
     repeats_json,
     with_nonce,
 )
-from splitdesk.core.bench.table import format_table
+from splitdesk.core.bench.table import failure_lines, format_table
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import (
     RecordingError,
     keep_events,
@@ -114,7 +116,8 @@ async def discover_model(endpoint: EndpointConfig) -> str:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params
             )
-            response.raise_for_status()
+            if response.is_error:  # its own words, not httpx's (which add a web-docs link)
+                raise ValueError(f"HTTP {response.status_code} {response.reason_phrase}")
             models = provider.parse_models(response.json())
     except httpx.TransportError as exc:
         problem = classify_transport_error(exc, endpoint, 10.0)
@@ -224,7 +227,7 @@ def write_document(
     print(table, file=out)
     if json_path:
         try:
-            Path(json_path).write_text(text + "\n", encoding="utf-8")
+            write_atomic(Path(json_path), text + "\n")
         except OSError as exc:
             print(f"splitdesk {command}: cannot write {json_path}: {exc}", file=err)
             return False
@@ -247,15 +250,19 @@ async def run_on_schedule(
     questions: list[str],
     plan: RunPlan,
     sim_root: str | None,
+    interrupt: Interrupt | None = None,
 ) -> Lateness:
     """Send ``plan`` (its events into ``state``); returns how far the built-in endpoint at
     ``sim_root`` fell behind its schedule meanwhile (:func:`~splitdesk.core.analyse.
     predict.schedule_slip_s` before and after; ``None`` on other endpoints) and how late
-    the client's loop woke (:class:`~splitdesk.core.measure.loop_lag.LoopLag`)."""
-    slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
+    the client's loop woke (:class:`~splitdesk.core.measure.loop_lag.LoopLag`). Ctrl-C
+    (``interrupt``) cancels the run at once: its streams end ``stopped``."""
+    interrupt = interrupt or Interrupt()
+    slip0 = await interrupt.wait(schedule_slip_s(sim_root)) if sim_root is not None else None
+    runner = Runner(config, state.apply)
     async with LoopLag() as lag:
-        await Runner(config, state.apply).run(questions, plan)
-    slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
+        await interrupt.run(runner, lambda: runner.run(questions, plan))
+    slip1 = await interrupt.wait(schedule_slip_s(sim_root)) if sim_root is not None else None
     slip = slip1 - slip0 if slip0 is not None and slip1 is not None else None
     return Lateness(slip, lag.late_s)
 
@@ -290,11 +297,15 @@ async def _bench(
     sim_root: str | None,
     err: TextIO,
     runs: list[BenchRun],
+    interrupt: Interrupt | None = None,
 ) -> list[BenchRun]:
+    interrupt = interrupt or Interrupt()
     config = opts.run_config(endpoint)
     first = True
     for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
         for mode in mode_order(modes_of(opts.mode), k):
+            if interrupt.requested():  # Ctrl-C: no further run (core/bench/interrupt.py)
+                return runs
             plan = make_plan(
                 mode,  # type: ignore[arg-type]
                 opts.questions,
@@ -305,22 +316,24 @@ async def _bench(
             if opts.nonce_on:
                 plan = with_nonce(plan, new_nonce())
             if opts.pause_s and not first:
-                await asyncio.sleep(opts.pause_s)  # --pause: the server settles between runs
+                await interrupt.sleep(opts.pause_s)  # --pause: the server settles between runs
             first = False
             predicted = None
             preds: list[PredictedRequest] | None = None
             if sim_root is not None:
                 try:
-                    preds = await predict_plan(
-                        sim_root, endpoint, plan, opts.temperature, opts.seed
+                    preds = await interrupt.wait(
+                        predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
                     )
-                    predicted = predicted_makespan(preds)
+                    predicted = predicted_makespan(preds) if preds is not None else None
                 except httpx.HTTPError:
                     predicted = None
+            if interrupt.requested():
+                return runs
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
-            run = await _measure(opts, config, plan, sim_root, mode, k, predicted, preds)
-            if k >= 0 and run.disturbed and not _stopped(run.state):
+            run = await _measure(opts, config, plan, sim_root, mode, k, predicted, preds, interrupt)
+            if k >= 0 and run.disturbed and not _stopped(run.state) and not interrupt.requested():
                 # a run the machine distorted is measured once more (a fresh nonce: no
                 # prefix cached by the first); the note keeps why
                 print(f"  measuring {mode} again: {run.disturbed}", file=err, flush=True)
@@ -333,7 +346,9 @@ async def _bench(
                         context=opts.context,
                     )
                     plan = with_nonce(fresh, new_nonce())
-                again = await _measure(opts, config, plan, sim_root, mode, k, predicted, preds)
+                again = await _measure(
+                    opts, config, plan, sim_root, mode, k, predicted, preds, interrupt
+                )
                 again.remeasured = run.disturbed
                 run = again
             if k < 0:
@@ -359,13 +374,14 @@ async def _measure(
     repeat: int,
     predicted: float | None,
     preds: list[PredictedRequest] | None,
+    interrupt: Interrupt | None = None,
 ) -> BenchRun:
     """One measured run of ``plan`` as a :class:`BenchRun` (lateness measured, the
     prediction dropped with its note when the rate limit makes it meaningless)."""
     state = RunState()
     if opts.record_path:
         keep_events(state)  # every event with its time, for --record
-    late = await run_on_schedule(config, state, opts.questions, plan, sim_root)
+    late = await run_on_schedule(config, state, opts.questions, plan, sim_root, interrupt)
     note = None
     if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
         predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
@@ -421,13 +437,19 @@ def run_bench(
                 print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
 
         limit: list[ServerLimit] = []
+        interrupt = Interrupt()
 
         async def main() -> None:
-            ep = resolved[0] = await with_model(endpoint, err, "bench")
-            await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
-            found = await configured_limit(runs, ep)
-            if found is not None:
-                limit.append(found)
+            interrupt.install()  # Ctrl-C stops at once, keeping what finished
+            try:
+                ep = resolved[0] = await with_model(endpoint, err, "bench")
+                await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs, interrupt)
+                # no further traffic after Ctrl-C: the limit is asked only of a whole bench
+                found = await interrupt.wait(configured_limit(runs, ep))
+                if found is not None:
+                    limit.append(found)
+            finally:
+                interrupt.uninstall()
 
         # --record keeps the server's own view too: its /metrics, polled meanwhile on a
         # thread of its own (never the loop that stamps the runs' bytes)
@@ -440,6 +462,7 @@ def run_bench(
         finally:
             if poller is not None:
                 poller.stop()
+        interrupted = interrupted or interrupt.requested()
         interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
         info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
@@ -451,15 +474,21 @@ def run_bench(
         doc["cost"], cost_lines = cost_document(
             [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
         )
-        table = "\n".join(
-            [
-                format_table(doc, runs),
-                *summary_lines(doc["summary"]),
-                *cost_lines,
-                opts.client.describe(),
-                repeats.line(per_side=bool(opts.context.strip())),
-            ]
-        )
+        traces = [t for r in runs for t in r.state.requests]
+        if traces and all(t.outcome == "failed" and t.t_headers is None for t in traces):
+            # Nothing answered (unreachable, refused, a setup problem): the cause, once per
+            # distinct error, not a table of dashes (the JSON still has every request).
+            table = "\n".join([format_table(doc, runs).splitlines()[0], *failure_lines(traces)])
+        else:
+            table = "\n".join(
+                [
+                    format_table(doc, runs),
+                    *summary_lines(doc["summary"]),
+                    *cost_lines,
+                    opts.client.describe(),
+                    repeats.line(per_side=bool(opts.context.strip())),
+                ]
+            )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if not write_document(table, text, opts.json_path, out, err, "bench"):
             return 1
