@@ -11,6 +11,7 @@ import json
 import pytest
 
 from splitdesk.cli.main import main
+from splitdesk.core.analyse.slots import MIN_START_TOLERANCE_S
 
 QUESTIONS = [f"Question {i}: why does thing {i} happen?" for i in range(8)]
 
@@ -32,7 +33,16 @@ def test_bench_names_the_slots_the_queue_and_the_configured_limit(
     d = doc["summary"]["diagnosis"]
     assert d["code"] == "slot-limited", d
     e = d["evidence"]
-    assert e["slots"] == 4 and e["queued"] == 4 and e["waves"] == "4+4"
+    assert e["slots"] == 4 and e["queued"] == 4
+    # first tokens in two waves of 4; the waves are stamped by the measuring client, so a
+    # client whose own loop woke later than the waves' start tolerance (a loaded machine:
+    # 94 ms at load 7 split the second wave 3 + 1) still shows 4 first, 8 in all
+    lag = next(r["client_lag_s"] for r in doc["runs"] if r["mode"] == "parallel")
+    waves = [int(w) for w in str(e["waves"]).split("+")]
+    if lag is not None and lag < MIN_START_TOLERANCE_S:
+        assert waves == [4, 4], (waves, lag)
+    else:
+        assert waves[0] == 4 and sum(waves) == 8, (waves, lag)
     assert e["queue_wait_s"] > 0.05
     # the endpoint publishes its limit (splitdesk:max_num_seqs) and the text names it
     assert doc["server_limit"]["slots"] == 4 and doc["server_limit"]["route"] == "/metrics"
@@ -51,10 +61,17 @@ def test_sweep_says_the_curve_is_flat_past_the_slots(capsys: pytest.CaptureFixtu
     reading = doc["reading"]
     assert reading["cause"] == "slots", reading
     assert reading["evidence"]["slots"] == 3
-    assert (
-        "past N = 3" in reading["text"]
-        and "the server runs 3 sequences at once" in (reading["text"])
-    )
+    assert "the server runs 3 sequences at once" in reading["text"]
+    if 3 in reading["evidence"].get("left_out", []):
+        # a loaded machine disturbed N = 3 twice: the row is left out and named, and the
+        # reading claims nothing about the curve past it
+        assert (
+            "not read: " in reading["text"]
+            and "N = 3, " in reading["text"]
+            and "past N = 3" not in reading["text"]
+        )
+    else:
+        assert "past N = 3" in reading["text"], reading
     assert doc["server_limit"]["slots"] == 3
     assert f"Speed-up {reading['text']}" in table
     assert [r["n"] for r in doc["rows"]] == list(range(1, 8))
