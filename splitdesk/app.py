@@ -43,6 +43,7 @@ from splitdesk import logs
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.scenarios import Scenario
 from splitdesk.core.files.settings import read_settings
+from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.questions import QuestionSet
 from splitdesk.core.run.run_state import RunState
 from splitdesk.cpus import allowed_cpus
@@ -56,6 +57,51 @@ from splitdesk.ui.run.controller import RunController
 from splitdesk.ui.shell.main_window import MainWindow
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WindowEndpoint:
+    """The endpoint ``splitdesk --endpoint … --api … --model … --api-key-env …`` chose for
+    this session (the words of ``splitdesk bench``): ``url`` (``"builtin"`` or a base
+    URL, checked), ``api`` (``None``: openai-chat), ``model`` (``None``: the endpoint's only
+    model, asked when the window opens) and ``api_key_env`` (``None``: the dialect's usual
+    variable when it is set, else no key). Never a key itself."""
+
+    url: str
+    api: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+
+    def settings(self, saved: EndpointSettings) -> EndpointSettings:
+        """``saved`` with this endpoint in it (timeouts, max tokens and the rest kept): the
+        built-in endpoint, or the preset whose base URL matches ``url`` (else custom)."""
+        from splitdesk.core.run.endpoints import PRESETS, KeySource
+        from splitdesk.providers import get_provider
+
+        if self.url == "builtin":
+            return saved.model_copy(
+                update={
+                    "preset": "builtin",
+                    "api": self.api or "openai-chat",
+                    "model": self.model or "splitdesk-sim",
+                }
+            )
+        api = self.api or "openai-chat"
+        preset = next(
+            (k for k, p in PRESETS.items() if k != "builtin" and p.base_url == self.url), "custom"
+        )
+        env = self.api_key_env or get_provider(api).key_env or ""
+        source = KeySource.ENV if env and (self.api_key_env or os.environ.get(env)) else None
+        return saved.model_copy(
+            update={
+                "preset": preset,
+                "base_url": self.url,
+                "api": api,
+                "model": self.model or "",
+                "key_source": source or KeySource.NONE,
+                "key_env": env if source else "",
+            }
+        )
 
 
 @dataclass
@@ -77,6 +123,8 @@ class GuiOptions:
     debug: bool = False  #: verbose log (file and stderr)
     present: bool = False  #: start in presentation mode (ui/presentation.py)
     scenario: Scenario | None = None  #: the scenario to open (presentation mode)
+    #: the endpoint chosen on the command line for this session (``None``: the saved one)
+    endpoint: WindowEndpoint | None = None
 
 
 NO_DISPLAY = (
@@ -339,6 +387,10 @@ def run_gui(opts: GuiOptions) -> int:
             }
         )
         settings = settings.model_copy(update={"endpoint": endpoint})
+    if opts.endpoint is not None:  # --endpoint …: for this session only, as --profile
+        saved_endpoint = saved_endpoint or settings.endpoint
+        endpoint = opts.endpoint.settings(settings.endpoint)
+        settings = settings.model_copy(update={"endpoint": endpoint})
     theme = THEMES[opts.theme or settings.theme]
     scale = opts.scale or settings.font_scale
     apply_theme(app, theme, scale)
@@ -439,9 +491,22 @@ def run_gui(opts: GuiOptions) -> int:
         QTimer.singleShot(0, lambda: window.recordings.open_path(replay, speed, run))
     else:
         QTimer.singleShot(0, controller.start_engine)  # ready before the first Run
-    if opts.run:  # a scenario plays what it says (its recording, or a run of its inputs)
-        start = window.presentation.play if opts.scenario is not None else window.start_run
-        QTimer.singleShot(300, start)
+    ask_model = (
+        opts.endpoint is not None and opts.endpoint.url != "builtin" and not opts.endpoint.model
+    )
+    if ask_model or opts.run:  # --endpoint URL without --model: its only model, then Run
+
+        async def first() -> None:
+            if ask_model:
+                await window.endpoint.choose_only_model()
+            if opts.run:  # a scenario plays what it says (its recording, or a run of its inputs)
+                await asyncio.sleep(0.3)
+                if opts.scenario is not None:
+                    window.presentation.play()
+                else:
+                    window.start_run()
+
+        QTimer.singleShot(0, lambda: spawn(first()))
     with loop:
         if not run_until_closed(loop, window.closed, controller):
             result["status"] = 1

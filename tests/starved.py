@@ -63,8 +63,9 @@ def on_schedule(
         if not late:
             raise
         raise AssertionError(
-            f"{exc}\nthe built-in endpoint ran late (CPU-starved) in both measurements: "
-            f"{'; '.join(late)}, so the measurement does not test the cost model"
+            f"{exc}\nthe built-in endpoint (or the measuring client) ran late (CPU-starved) "
+            f"in both measurements: {'; '.join(late)}, so the measurement does not test the "
+            "cost model"
         ) from exc
     return result
 
@@ -98,7 +99,8 @@ async def on_schedule_async(
         if not late:
             raise
         raise AssertionError(
-            f"{exc}\nthe built-in endpoint ran late (CPU-starved) in both measurements: "
-            f"{'; '.join(late)}, so the measurement does not test the cost model"
+            f"{exc}\nthe built-in endpoint (or the measuring client) ran late (CPU-starved) "
+            f"in both measurements: {'; '.join(late)}, so the measurement does not test the "
+            "cost model"
         ) from exc
     return result

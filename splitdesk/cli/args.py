@@ -52,19 +52,31 @@ def subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentPa
     return None
 
 
+#: The endpoint options' words, one set for ``splitdesk bench``/``sweep`` and the window.
+ENDPOINT_HELP = "'builtin' (default) or the base URL the dialect's client takes"
+API_HELP = "API dialect (default openai-chat)"
+MODEL_HELP = "model name (default: the endpoint's only model)"
+KEY_ENV_HELP = "environment variable holding the API key"
+
+
+def add_endpoint_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--endpoint``, ``--api``, ``--model``, ``--api-key-env`` for the window, with the
+    words of ``splitdesk bench`` (dests ``gui_endpoint``, ``gui_api``, ``gui_model``,
+    ``gui_api_key_env``: a subcommand's own options keep their names). For this session
+    only: the endpoint saved in the settings stays."""
+    p.add_argument("--endpoint", dest="gui_endpoint", metavar="URL", help=ENDPOINT_HELP)
+    p.add_argument("--api", dest="gui_api", choices=API_NAMES, help=API_HELP)
+    p.add_argument("--model", dest="gui_model", metavar="NAME", help=MODEL_HELP)
+    p.add_argument("--api-key-env", dest="gui_api_key_env", metavar="NAME", help=KEY_ENV_HELP)
+
+
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``splitdesk bench`` (DESIGN.md, "The headless contract")."""
     from splitdesk.sim.params import DEFAULT_PROFILE, PROFILES
 
-    p.add_argument(
-        "--endpoint",
-        default="builtin",
-        help="'builtin' (default) or the base URL the dialect's client takes",
-    )
-    p.add_argument(
-        "--api", default="openai-chat", choices=API_NAMES, help="API dialect (default openai-chat)"
-    )
-    p.add_argument("--model", help="model name (default: the endpoint's only model)")
+    p.add_argument("--endpoint", default="builtin", help=ENDPOINT_HELP)
+    p.add_argument("--api", default="openai-chat", choices=API_NAMES, help=API_HELP)
+    p.add_argument("--model", help=MODEL_HELP)
     p.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
@@ -144,7 +156,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="save every run as a recording (replay it with: splitdesk replay FILE; "
         "gzip-compressed when FILE ends in .gz)",
     )
-    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    p.add_argument("--api-key-env", metavar="NAME", help=KEY_ENV_HELP)
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
     p.add_argument("--seed", type=int, help="sampling seed sent with every request")
     p.add_argument(

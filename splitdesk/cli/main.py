@@ -10,14 +10,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from splitdesk.cli.args import (
     Parser,
     add_bench_arguments,
+    add_endpoint_arguments,
     subparser,
     unknown_options_message,
     window_size,
 )
+
+if TYPE_CHECKING:
+    from splitdesk.app import WindowEndpoint
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use the built-in endpoint with this profile (see: splitdesk sim --list-profiles)",
     )
     gui.add_argument("--speed", type=float, help="built-in endpoint speed factor")
+    add_endpoint_arguments(gui)  # --endpoint, --api, --model, --api-key-env: bench's words
     gui.add_argument(
         "--present",
         action="store_true",
@@ -183,6 +189,7 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--scale must be between 0.6 and 3")
     if args.speed is not None and not 0 < args.speed <= 100:
         parser.error("--speed must be in (0, 100]")
+    endpoint = window_endpoint(args, parser)
     if args.screenshot and (problem := output_problem(Path(args.screenshot))):
         parser.error(f"--screenshot {args.screenshot}: {problem}")  # before the run, exit 2
     question_set = None
@@ -214,8 +221,51 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             questions=question_set,
             present=args.present,
             scenario=scenario,
+            endpoint=endpoint,
         )
     )
+
+
+def window_endpoint(
+    args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> WindowEndpoint | None:
+    """The endpoint ``--endpoint URL --api … --model … --api-key-env …`` chose for the
+    window (``None``: the saved one). One-line errors (exit status 2) for an option
+    without ``--endpoint``, a URL that is not one, ``--profile``/``--speed`` with a URL, or
+    an ``--api-key-env`` variable that is not set."""
+    import os
+
+    from splitdesk.app import WindowEndpoint
+    from splitdesk.core.measure.urls import check_url
+
+    given = [
+        f"--{name}"
+        for name, value in (
+            ("api", args.gui_api),
+            ("model", args.gui_model),
+            ("api-key-env", args.gui_api_key_env),
+        )
+        if value
+    ]
+    if args.gui_endpoint is None:
+        if given:
+            verb = "goes" if len(given) == 1 else "go"
+            parser.error(f"{', '.join(given)} {verb} with --endpoint URL (or --endpoint builtin)")
+        return None
+    url = args.gui_endpoint.strip()
+    if url == "builtin":
+        if args.gui_api_key_env:
+            parser.error("--api-key-env: the built-in endpoint takes no key")
+        return WindowEndpoint("builtin", args.gui_api, args.gui_model, None)
+    if args.gui_profile or args.speed is not None:
+        parser.error("--profile and --speed are for the built-in endpoint, not --endpoint URL")
+    try:
+        check_url(url)
+    except ValueError as exc:
+        parser.error(f"--endpoint {url!r}: {exc}")
+    if args.gui_api_key_env and args.gui_api_key_env not in os.environ:
+        parser.error(f"--api-key-env {args.gui_api_key_env}: that environment variable is not set")
+    return WindowEndpoint(url, args.gui_api, args.gui_model, args.gui_api_key_env)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from splitdesk.cli.main import main
+from splitdesk.core.analyse.cost import format_costs
 
 
 def test_bench_cost_per_side_from_usage(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,6 +33,15 @@ def test_bench_cost_per_side_from_usage(capsys: pytest.CaptureFixture[str]) -> N
     assert cost["token_ratio"] == pytest.approx(ratio, abs=1e-4)
     assert cost["tradeoff"] == f"{doc['summary']['speedup']:.1f}× faster, {ratio:.1f}× the tokens"
     assert "Trade-off:" in table and "cost 0.00" in table
+    # each side's cost line as the window's summary prints it (one format: digits enough
+    # that two costs that differ never print alike, as 0.0004 did on both sides)
+    sides = [g for g in ("combined", "parallel", "sequential") if g in cost["sides"]]
+    shown = format_costs([cost["sides"][g]["cost"] for g in sides])
+    for g, figure in zip(sides, shown, strict=True):
+        line = next(x for x in table.splitlines() if x.startswith(f"Tokens {g}:"))
+        assert line.endswith(f" · cost {figure}"), line
+    if cost["sides"]["combined"]["cost"] != cost["sides"]["parallel"]["cost"]:
+        assert shown[0] != shown[1], shown
 
 
 def test_no_prices_no_cost(capsys: pytest.CaptureFixture[str]) -> None:

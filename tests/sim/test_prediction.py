@@ -12,6 +12,7 @@ from starved import on_schedule_async
 
 from splitdesk.core.analyse.metrics import group_metrics, request_metrics
 from splitdesk.core.analyse.predict import predict_plan, predicted_makespan, schedule_slip_s
+from splitdesk.core.measure.loop_lag import LoopLag
 from splitdesk.core.measure.runner import RunConfig, Runner
 from splitdesk.core.run.plans import make_plan
 from splitdesk.core.run.questions import DEFAULT_SET, builtin_sets
@@ -36,30 +37,34 @@ async def wait_idle(sim: Any, timeout: float = 10.0) -> None:
             await asyncio.sleep(0.02)
 
 
-async def measure(sim: Any, mode: str) -> tuple[RunState, list[Any], float | None]:
-    """The run of ``mode``, its prediction, and how far the endpoint fell behind its
-    schedule meanwhile (seconds; starved.py)."""
+async def measure(sim: Any, mode: str) -> tuple[RunState, list[Any], tuple[float, float]]:
+    """The run of ``mode``, its prediction, and how late things ran meanwhile (seconds;
+    starved.py): the endpoint behind its schedule, and the measuring client's own loop
+    (a client starved of the CPU stamps every byte late, in no prediction either)."""
     await wait_idle(sim)
     endpoint = EndpointConfig(sim.openai_base_url, "openai-chat", "splitdesk-sim")
     plan = make_plan(mode, QUESTIONS, CombinedTemplate(), 512)  # type: ignore[arg-type]
     predicted = await predict_plan(sim.url, endpoint, plan)
     state = RunState()
     slip0 = await schedule_slip_s(sim.url)
-    await Runner(RunConfig(endpoint), state.apply).run(QUESTIONS, plan)
+    async with LoopLag() as lag:
+        await Runner(RunConfig(endpoint), state.apply).run(QUESTIONS, plan)
     slip1 = await schedule_slip_s(sim.url)
     assert slip0 is not None and slip1 is not None, "the built-in endpoint reports its slip"
-    return state, predicted, slip1 - slip0
+    return state, predicted, (slip1 - slip0, lag.late_s)
 
 
-Measured = tuple[tuple[RunState, list[Any], float | None], ...]
+Measured = tuple[tuple[RunState, list[Any], tuple[float, float]], ...]
 
 
 def slips(pair: Measured) -> list[tuple[str, float | None, float | None]]:
-    """``(mode, makespan, endpoint slip)`` of a measured combined/parallel pair."""
+    """``(label, makespan, lateness)`` of a measured combined/parallel pair: the endpoint's
+    schedule slip and the measuring client's loop lag of each run."""
     out = []
-    for mode, (state, _, slip) in zip(("combined", "parallel"), pair, strict=True):
+    for mode, (state, _, (slip, lag)) in zip(("combined", "parallel"), pair, strict=True):
         g = group_metrics(state.requests, mode, 5)
         out.append((mode, g.makespan_s, slip))
+        out.append((f"{mode} (the measuring client's loop)", g.makespan_s, lag))
     return out
 
 

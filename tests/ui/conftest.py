@@ -89,9 +89,9 @@ async def make_window(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
     QApplication.instance().setQuitOnLastWindowClosed(False)  # as in splitdesk.app
     collector = GuiGarbageCollector()  # as in splitdesk.app
 
-    def make(settings: AppSettings, **options: Any) -> MainWindow:
+    def make(settings: AppSettings, scale: float = 1.0, **options: Any) -> MainWindow:
         controller = RunController()
-        window = MainWindow(settings, controller, DARK, 1.0, **options)
+        window = MainWindow(settings, controller, DARK, scale, **options)
         window.resize(1400, 900)
         window.show()
         made.append(window)

@@ -27,6 +27,7 @@ with the parallel side's total tokens over the combined side's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,6 +128,30 @@ def tradeoff_line(speedup: float | None, ratio: float | None) -> str | None:
     return f"{speed}, {ratio:.1f}× the tokens"
 
 
+#: the most decimals a cost is printed with (a millionth of a cent still shows)
+MAX_COST_DECIMALS = 10
+
+
+def format_costs(costs: Sequence[float]) -> list[str]:
+    """The costs of the sides, formatted alike: every view prints costs with this one
+    function (the bench table, the window's summary). Enough decimals that the smallest
+    cost shows three significant digits and that two costs that differ never print the
+    same (0.000427 and 0.000405, not 0.0004 twice), at most :data:`MAX_COST_DECIMALS`;
+    at least two (``12.50``). ``[]`` for no costs."""
+    if not costs:
+        return []
+    small = min((abs(c) for c in costs if c), default=1.0)
+    decimals = min(MAX_COST_DECIMALS, max(2, 2 - math.floor(math.log10(small))))
+
+    def distinct(d: int) -> bool:
+        shown = {f"{c:.{d}f}" for c in costs}
+        return len(shown) == len(set(costs))
+
+    while decimals < MAX_COST_DECIMALS and not distinct(decimals):
+        decimals += 1
+    return [f"{c:.{decimals}f}" for c in costs]
+
+
 def cost_document(
     runs: Sequence[Sequence[RequestTrace]], prices: Prices | None, summary: dict[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
@@ -163,14 +188,15 @@ def cost_document(
         "tradeoff": tradeoff,
     }
     lines = []
+    costs = {g: c for g, s in sides.items() if (c := s.cost(prices)) is not None}
+    shown = dict(zip(costs, format_costs(list(costs.values())), strict=True))
     for g, s in sides.items():
         cached = f" ({s.cached} cached)" if s.cached else ""
         output = f"{'~' if s.estimated else ''}{s.output}"
         usage = f"{s.prompt} prompt{cached} + {output} output tokens"
         if not s.complete:
             usage += f" (usage from {s.reported} of {s.requests} requests)"
-        c = s.cost(prices)
-        money = f" · cost {c:.6f}" if c is not None else ""
+        money = f" · cost {shown[g]}" if g in shown else ""
         lines.append(f"{'Tokens ' + g + ':':22}{usage}{money}")
     if tradeoff:
         lines.append(f"{'Trade-off:':22}{tradeoff}")

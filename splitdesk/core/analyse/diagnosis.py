@@ -65,27 +65,32 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
+from splitdesk.core.analyse.decode_rates import MIN_GAPS as MIN_GAPS
+from splitdesk.core.analyse.decode_rates import DecodeRates, decode_rates
+from splitdesk.core.analyse.decode_rates import (
+    decode_rates_by_concurrency as decode_rates_by_concurrency,
+)
 from splitdesk.core.analyse.metrics import (
     GroupMetrics,
     group_metrics,
     prompt_tokens,
     request_figures,
-    tokens_per_event,
 )
+from splitdesk.core.analyse.slots import read_slots, slot_speedup
 from splitdesk.core.run.run_state import RequestTrace, RunState
 from splitdesk.providers.base import RequestError
 
 DiagnosisCode = Literal[
     "batching",
     "one-at-a-time",
+    "slot-limited",
     "rate-limited",
     "network-bound",
     "compute-bound",
     "prefill-bound",
     "shortened-answers",
     "no-markers",
+    "connection-wait",
     "failed",
     "chained",
     "unclear",
@@ -109,8 +114,6 @@ COMPUTE_MAX_GAIN = 2.0
 BATCH_START_SHARE = 0.25
 #: combined/parallel output tokens below which the model shortened its answers
 SHORTENED_RATIO = 0.7
-#: fewest inter-event gaps at one concurrency level before its decode rate is trusted
-MIN_GAPS = 20
 #: prompt tokens the parallel side computed, as a multiple of the combined request's, from
 #: which the parallel side read its prompts' shared part more than once
 PREFILL_READ_RATIO = 1.5
@@ -233,47 +236,6 @@ def mean_overlap(traces: Sequence[RequestTrace]) -> float | None:
     return total / union if union > 0 else None
 
 
-def decode_rates_by_concurrency(phases: Iterable[Sequence[RequestTrace]]) -> dict[int, float]:
-    """Per-stream decode rate (tokens/s) at each concurrency level *k*.
-
-    Each gap between two successive output events of a stream is filed under the number of
-    streams of its phase generating at the gap's midpoint; the rate at *k* is the tokens
-    those gaps carried over their summed length (tokens per event = the stream's output
-    tokens / its events). Only levels with at least :data:`MIN_GAPS` gaps are returned.
-    ``phases``: groups of traces that share one clock and ran on the server together.
-    """
-    time_at = np.zeros(1)
-    tokens_at = np.zeros(1)
-    gaps_at = np.zeros(1, dtype=np.int64)
-    for phase in phases:
-        done = [t for t in phase if _ok(t) and len(t.event_times) >= 2]
-        spans = [_interval(t) for t in done]
-        starts = np.sort(np.array([s for s, _ in spans]))
-        ends = np.sort(np.array([e for _, e in spans]))
-        for t in done:
-            times = np.asarray(t.event_times, dtype=float)
-            per_event = tokens_per_event(t)
-            a, b = times[:-1], times[1:]
-            keep = b > a
-            a, b = a[keep], b[keep]
-            mid = (a + b) / 2
-            # streams with start <= mid <= end, by binary search (numpy: 128k gaps in ms)
-            k = np.searchsorted(starts, mid, "right") - np.searchsorted(ends, mid, "left")
-            size = int(k.max(initial=0)) + 1
-            if size > len(time_at):
-                time_at = np.pad(time_at, (0, size - len(time_at)))
-                tokens_at = np.pad(tokens_at, (0, size - len(tokens_at)))
-                gaps_at = np.pad(gaps_at, (0, size - len(gaps_at)))
-            time_at += np.bincount(k, weights=b - a, minlength=len(time_at))
-            tokens_at += np.bincount(k, minlength=len(time_at)) * per_event
-            gaps_at += np.bincount(k, minlength=len(time_at))
-    return {
-        k: float(tokens_at[k] / time_at[k])
-        for k in range(len(time_at))
-        if gaps_at[k] >= MIN_GAPS and time_at[k] > 0
-    }
-
-
 def _median(values: Iterable[float]) -> float | None:
     v = list(values)
     return statistics.median(v) if v else None
@@ -298,8 +260,9 @@ def _rate_limited(traces: Sequence[RequestTrace]) -> Finding | None:
     par = [t for t in traces if t.group == "parallel"]
     par_refused = sum(1 for t in par if t in refused)
     backoff = sum(r.delay_s for t in traces for r in t.retries)
-    ok = [t for t in traces if _ok(t)]
-    ran = _max_concurrent(ok)
+    # only the parallel requests, on their own clock: the combined and sequential ones ran
+    # in other phases (bench: other runs, each timed from its own origin)
+    ran = _max_concurrent([t for t in par if _ok(t)])
     parts = []
     if refused:
         if par:
@@ -314,7 +277,7 @@ def _rate_limited(traces: Sequence[RequestTrace]) -> Finding | None:
             f"{_plural(len(retried), 'request')} retried after HTTP 429 "
             f"({backoff:.1f} s of back-off in all)"
         )
-    cap = f" at about {ran} at once" if ran else ""
+    cap = f" at about {ran} parallel {'request' if ran == 1 else 'requests'} at once" if ran else ""
     text = "; ".join(parts) + f": a rate limit capped concurrency{cap}."
     return Finding(
         "rate-limited",
@@ -348,7 +311,10 @@ def _generation(t: RequestTrace) -> float:
 
 
 def _one_at_a_time(
-    phase: Sequence[RequestTrace], shared: bool, speedup: float | None
+    phase: Sequence[RequestTrace],
+    shared: bool,
+    speedup: float | None,
+    split: Decomposition | None = None,
 ) -> Finding | None:
     ok = [t for t in phase if _ok(t)]
     overlap = mean_overlap(ok)
@@ -367,6 +333,8 @@ def _one_at_a_time(
     )
     if shared:
         text += "; both ways queued for the same slot, so side by side compares nothing."
+    elif split is not None:  # the sequential baseline ran: say what the split says
+        text += "; " + _split_words(split)
     elif speedup is not None and speedup >= 1.1:
         text += (
             f"; the {speedup:.1f}× speed-up came from the prompt's shape (shorter contexts "
@@ -384,6 +352,23 @@ def _one_at_a_time(
             "streams": len(ok),
         },
     )
+
+
+def _split_words(split: Decomposition) -> str:
+    """The one-at-a-time text's account of a speed-up the sequential baseline split: the
+    same two factors the split line prints (two decimals), so the text never credits the
+    prompt's shape with what the split gives to concurrency."""
+    shape, conc = split.prompt_shape_factor, split.concurrency_factor
+    text = (
+        f"the {split.speedup:.2f}× speed-up is {shape:.2f}× from the prompt's shape "
+        f"(combined → sequential) × {conc:.2f}× from concurrency (sequential → parallel)"
+    )
+    if conc >= 1.05:
+        text += (
+            ": with one request at a time, sending them at once only saved the time "
+            "between requests sent one by one"
+        )
+    return text + "."
 
 
 def _network_bound(par: Sequence[RequestTrace]) -> Finding | None:
@@ -404,6 +389,31 @@ def _network_bound(par: Sequence[RequestTrace]) -> Finding | None:
         f"{med:.2f} s) against {gen:.2f} s of generation: network latency dominates, so "
         "sending requests at once saves less.",
         {"ttfb_min_s": _r(lo), "ttfb_median_s": _r(med), "generation_s": _r(gen)},
+    )
+
+
+def _rates(phases: Sequence[Sequence[RequestTrace]]) -> DecodeRates | None:
+    """The lone and batched decode rates (:mod:`splitdesk.core.analyse.decode_rates`)."""
+    return decode_rates(phases)
+
+
+def _rate_evidence(r: DecodeRates) -> Evidence:
+    return {
+        "lone_tok_s": _r(r.lone_tok_s, 1),
+        "lone_from": r.lone_from,
+        "busy_tok_s": _r(r.batched_tok_s, 1),
+        "streams": r.streams,
+        "rate_ratio": _r(r.ratio),
+    }
+
+
+def _rate_words(r: DecodeRates) -> str:
+    """ "each batched stream at 52% of its lone rate (10.4 vs 20.0 tok/s)": the two rates
+    named by their definitions (the batched per-stream rate, the lone one), never "a lone
+    stream's speed" for the combined request's rate alone."""
+    return (
+        f"each batched stream at {r.ratio:.0%} of {r.lone_words} "
+        f"({r.batched_tok_s:.3g} vs {r.lone_tok_s:.3g} tok/s)"
     )
 
 
@@ -480,37 +490,110 @@ def _prefill_bound(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]
     )
 
 
-def _rates(phases: Sequence[Sequence[RequestTrace]]) -> tuple[float, float, int] | None:
-    rates = decode_rates_by_concurrency(phases)
-    lone = rates.get(1)
-    busy = [k for k in rates if k >= 2]
-    if lone is None or not busy:
-        return None
-    k = max(busy)
-    return lone, rates[k], k
-
-
 def _compute_bound(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
     r = _rates(phases)
     if r is None:
         return None
-    lone, busy, k = r
-    ratio = busy / lone
-    if ratio >= COMPUTE_RATE_RATIO or busy * k / lone >= COMPUTE_MAX_GAIN:
+    if r.ratio >= COMPUTE_RATE_RATIO or r.throughput_gain >= COMPUTE_MAX_GAIN:
         return None
+    alone = "alone" if r.lone_from == "separate" else "(the combined request alone)"
+    evidence = _rate_evidence(r)
+    evidence["throughput_gain"] = _r(r.throughput_gain, 2)
     return Finding(
         "compute-bound",
-        f"per-stream speed fell from {lone:.3g} tok/s alone to {busy:.3g} tok/s with {k} "
-        f"streams ({ratio:.0%}): the server is compute-bound, so running the requests at "
-        f"once adds only {busy * k / lone:.1f}× the throughput of one stream.",
-        {
-            "lone_tok_s": _r(lone, 1),
-            "busy_tok_s": _r(busy, 1),
-            "streams": k,
-            "rate_ratio": _r(ratio),
-            "throughput_gain": _r(busy * k / lone, 2),
-        },
+        f"per-stream decode rate fell from {r.lone_tok_s:.3g} tok/s {alone} to "
+        f"{r.batched_tok_s:.3g} tok/s with {r.streams} streams ({r.ratio:.0%}): the server "
+        "is compute-bound, so running the requests at once adds only "
+        f"{r.throughput_gain:.1f}× the throughput of one stream.",
+        evidence,
     )
+
+
+def _slot_limited(
+    phase: Sequence[RequestTrace],
+    phases: Sequence[Sequence[RequestTrace]],
+    shared: bool,
+    speedup: float | None,
+    split: Decomposition | None = None,
+) -> Finding | None:
+    """``slot-limited``: the server ran at most k ≥ 2 streams at once and started each
+    further one as another ended (:func:`splitdesk.core.analyse.slots.read_slots`). The
+    text names k, how the first tokens came, the queue wait and, with the lone and batched
+    decode rates, the speed-up k slots allow (:func:`~splitdesk.core.analyse.slots.
+    slot_speedup`) beside the measured one."""
+    reading = read_slots(phase)
+    if reading is None:
+        return None
+    k, queued = reading.slots, len(reading.queued)
+    par = sum(1 for t in phase if t.group == "parallel")
+    text = f"at most {k} streams ran at once"
+    if reading.clean_waves:
+        text += f" (first tokens in waves of {' + '.join(map(str, reading.waves))})"
+    who = "the other one" if queued == 1 else f"the other {queued} each"
+    median = "" if queued == 1 else " (median)"
+    text += (
+        f"; {who} began {_short_span(reading.slot_handover_s)} after another ended, having "
+        f"waited {reading.queue_wait_s:.2f} s for a slot{median}: the server batches up to "
+        f"{k} sequences and queues the rest"
+    )
+    if reading.combined_in_slot:
+        text += "; the combined request held one of the slots"
+    evidence: Evidence = {
+        "slots": k,
+        "requests": reading.streams,
+        "queued": queued,
+        "queue_wait_s": _r(reading.queue_wait_s),
+        "slot_handover_s": _r(reading.slot_handover_s),
+        "waves": "+".join(map(str, reading.waves)),
+    }
+    r = _rates(phases)
+    if r is not None:
+        evidence.update(_rate_evidence(r))
+        text += "; " + _rate_words(r)
+    if not shared:
+        # what k slots allow concurrency to buy (sequential → parallel); the rate ratio
+        # only when it compares like with like (a separate request alone)
+        known = r is not None and r.lone_from == "separate"
+        expect = slot_speedup(par, k, r.ratio if r is not None and known else 1.0)
+        evidence["slot_speedup"] = _r(expect, 2)
+        rounds = -(-par // k)
+        text += (
+            f"; {par} questions on {k} slots take {_plural(rounds, 'round')}: about "
+            f"{expect:.1f}× from concurrency expected"
+        )
+        if split is not None:
+            text += f" (measured {split.concurrency_factor:.2f}× sequential → parallel)"
+        elif speedup is not None:
+            text += f" (the measured {speedup:.2f}× also holds the prompt's shape)"
+    return Finding("slot-limited", text + ".", evidence)
+
+
+#: the codes whose finding can name the server's configured limit (one slot or k)
+LIMIT_CODES = ("slot-limited", "one-at-a-time")
+
+
+def with_configured_limit(d: Diagnosis, slots: int, where: str) -> Diagnosis:
+    """``d`` naming the concurrency limit the server says it was configured with
+    (``slots``, read at ``where``: "llama.cpp server /props total_slots",
+    :mod:`splitdesk.core.measure.server_limits`) beside what the trace showed; ``d``
+    unchanged unless its code is one of :data:`LIMIT_CODES`. Evidence gains
+    ``configured_slots`` and ``configured_from``."""
+    if d.code not in LIMIT_CODES:
+        return d
+    seen = d.evidence.get("slots", 1)
+    agree = "as measured" if seen == slots else f"while at most {seen} ran at once here"
+    text = d.text.rstrip(".") + f"; the server is configured for {slots} ({where}), {agree}."
+    evidence = dict(d.evidence, configured_slots=slots, configured_from=where)
+    return Diagnosis(d.code, text, evidence, d.notes)
+
+
+def configured_limit_json(d: dict[str, Any], slots: int, where: str) -> dict[str, Any]:
+    """:func:`with_configured_limit` of a diagnosis' JSON (``summary.diagnosis``)."""
+    notes = tuple(
+        Finding(n["code"], n["text"], n.get("evidence") or {}) for n in d.get("notes") or ()
+    )
+    found = Diagnosis(d["code"], d["text"], d.get("evidence") or {}, notes)
+    return with_configured_limit(found, slots, where).to_json()
 
 
 def _short_span(seconds: float) -> str:
@@ -541,11 +624,8 @@ def _batching(
         f"{_short_span(spread)} of each other)"
     )
     if r is not None:
-        lone, busy, k = r
-        evidence.update(lone_tok_s=_r(lone, 1), busy_tok_s=_r(busy, 1), streams=k)
-        text += (
-            f", each at {busy / lone:.0%} of a lone stream's speed ({busy:.3g} vs {lone:.3g} tok/s)"
-        )
+        evidence.update(_rate_evidence(r))
+        text += ", " + _rate_words(r)
     return Finding("batching", text + ": the server batches them.", evidence)
 
 
@@ -558,6 +638,18 @@ def _speedup(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> f
     if not c.makespan_s or not p.makespan_s:
         return None
     return c.makespan_s / p.makespan_s
+
+
+def _split_of(traces: Sequence[RequestTrace]) -> Decomposition | None:
+    """:func:`decompose_groups` of one run's traces (combined, parallel and sequential all
+    present and finished), else ``None``."""
+    n = max((len(t.questions) for t in traces), default=0)
+    groups = {
+        g: group_metrics(mine, g, n)
+        for g in ("combined", "parallel", "sequential")
+        if (mine := [t for t in traces if t.group == g])
+    }
+    return decompose_groups(groups)
 
 
 def _shortened(combined: Sequence[RequestTrace], par: Sequence[RequestTrace]) -> Finding | None:
@@ -587,6 +679,56 @@ def _no_markers(combined: Sequence[RequestTrace]) -> Finding | None:
     return None
 
 
+#: a connection's warm-up this much longer than the fastest one's (seconds) …
+ACCEPT_EXTRA_S = 0.5
+#: … and this many times as long waited for the server to take it up
+ACCEPT_RATIO = 5.0
+
+
+def _connection_wait(phases: Sequence[Sequence[RequestTrace]]) -> Finding | None:
+    """``connection-wait``: some connections' warm-ups took far longer than the fastest
+    one's (at least :data:`ACCEPT_EXTRA_S` more and :data:`ACCEPT_RATIO` times as long):
+    the server answered on them only when it took them up (a server with a fixed pool of
+    connection handlers, each held by an idle keep-alive connection until it times out,
+    as llama.cpp's HTTP threads are), and their phase waited for them before sending."""
+    waits: list[tuple[RequestTrace, float]] = []
+    for phase in phases:
+        for t in phase:
+            if t.t_conn_start is not None and t.t_conn_ready is not None:
+                waits.append((t, t.t_conn_ready - t.t_conn_start))
+    if len(waits) < 2:
+        return None
+    fastest = min(w for _, w in waits)
+    slow = [
+        (t, w)
+        for t, w in waits
+        if w - fastest >= ACCEPT_EXTRA_S and w >= ACCEPT_RATIO * max(fastest, 1e-3)
+    ]
+    if not slow:
+        return None
+    med = statistics.median(w for _, w in slow)
+    others = max(w for t, w in waits if all(t is not s for s, _ in slow))
+    who = ", ".join(_who(t) for t, _ in slow[:4]) + (" …" if len(slow) > 4 else "")
+    return Finding(
+        "connection-wait",
+        f"{len(slow)} of {len(waits)} connections waited {med:.2f} s (median) before the "
+        f"server answered on them ({who}), the others within {_short_span(others)}: the "
+        "server took them up late (all its connection handlers busy, e.g. held by idle "
+        "keep-alive connections), so their requests went out that much later.",
+        {
+            "waited": len(slow),
+            "connections": len(waits),
+            "connection_wait_s": _r(med),
+            "others_within_s": _r(others),
+        },
+    )
+
+
+def _who(t: RequestTrace) -> str:
+    """A request as the diagnosis names it: "combined", "parallel Q3", "sequential Q1"."""
+    return "combined" if t.group == "combined" else f"{t.group} Q{t.questions[0] + 1}"
+
+
 def _chained(
     combined: Sequence[RequestTrace], chain: Sequence[RequestTrace], failed: int
 ) -> Finding:
@@ -613,21 +755,32 @@ def _chained(
     )
 
 
-def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> Diagnosis:
+def diagnose(
+    phases: Sequence[Sequence[RequestTrace]],
+    shared: bool = False,
+    *,
+    split: Decomposition | None = None,
+) -> Diagnosis:
     """The diagnosis of a run (module docstring).
 
     ``phases``: the run's requests, grouped into phases that each ran on the server at
     their own time (traces within a phase share one clock; a window run's phases, or
     ``splitdesk bench``'s separate runs). ``shared``: combined and parallel ran at the same
-    time (side by side). Never raises on partial or odd traces: too little data gives
-    ``unclear``.
+    time (side by side). ``split``: the speed-up's decomposition the caller prints beside
+    the diagnosis (bench: over the repeats' medians), so the text uses the same factors;
+    by default the one of these traces when they hold a sequential baseline. Never raises
+    on partial or odd traces: too little data gives ``unclear``.
     """
     traces = [t for ph in phases for t in ph]
     combined = [t for t in traces if t.group == "combined"]
     par = [t for t in traces if t.group == "parallel"]
     par_phase = next((ph for ph in phases if any(t.group == "parallel" for t in ph)), ())
 
-    notes = [f for f in (_shortened(combined, par), _no_markers(combined)) if f is not None]
+    notes = [
+        f
+        for f in (_shortened(combined, par), _no_markers(combined), _connection_wait(phases))
+        if f is not None
+    ]
 
     def result(f: Finding) -> Diagnosis:
         rest = tuple(n for n in notes if n.code != f.code)
@@ -670,9 +823,14 @@ def diagnose(phases: Sequence[Sequence[RequestTrace]], shared: bool = False) -> 
             text += f" ({_plural(len(failed), 'request')} failed)"
         return result(Finding("unclear", text + ".", {"failed": len(failed)}))
     for finding in (
-        _one_at_a_time(par_phase, shared, _speedup(combined, par)),
+        _one_at_a_time(par_phase, shared, _speedup(combined, par), split or _split_of(traces)),
         _network_bound(par),
+        # the server's own prefill and queue figures, when it reports them, decide first: a
+        # chunked prefill of one document N times also staggers first tokens
         _prefill_bound(combined, par),
+        _slot_limited(
+            par_phase, phases, shared, _speedup(combined, par), split or _split_of(traces)
+        ),
         _compute_bound(phases),
         _batching(phases, par),
     ):
@@ -707,6 +865,7 @@ def diagnose_state(state: RunState) -> Diagnosis:
 def diagnose_repeats(
     repeats: Sequence[Sequence[Sequence[RequestTrace]]],
     whole: Sequence[RunState | None] | None = None,
+    split: Decomposition | None = None,
 ) -> Diagnosis:
     """The diagnosis over ``splitdesk bench``'s repeats: each repeat's runs are phases
     (each with its own clock); the most common code wins and its first diagnosis is
@@ -714,10 +873,11 @@ def diagnose_repeats(
     several repeats. ``whole``: per repeat, the window run its sides were split from
     (``None``: a bench repeat), diagnosed as the window diagnoses it
     (:func:`diagnose_state`: its own phases, shared when side by side), so an exported
-    recording says what the window showing it says."""
+    recording says what the window showing it says. ``split``: the decomposition printed
+    beside a bench's diagnosis (:func:`diagnose`)."""
     states = list(whole) if whole is not None else [None] * len(repeats)
     found = [
-        diagnose_state(state) if state is not None else diagnose(phases)
+        diagnose_state(state) if state is not None else diagnose(phases, split=split)
         for phases, state in zip(repeats, states, strict=True)
         if phases
     ]
@@ -743,9 +903,8 @@ def bench_summary(
     makespans over those repeats, so they are the ratios of the medians the table prints
     (their product is median(combined) / median(parallel), which with several repeats may
     differ from ``speedup``, the median of each repeat's ratio). When some repeats had to be
-    left out, ``split_note`` says over how many the factors were taken. ``whole``: as
-    :func:`diagnose_repeats`."""
-    out: dict[str, object] = {"diagnosis": diagnose_repeats(repeats, whole).to_json()}
+    left out, ``split_note`` says over how many the factors were taken."""
+    out: dict[str, object] = {}
     complete: list[dict[str, GroupMetrics]] = []
     ran = 0
     for phases in repeats:
@@ -758,6 +917,7 @@ def bench_summary(
         ran += bool(groups)
         if decompose_groups(groups) is not None:
             complete.append(groups)
+    dec = None
     if complete:
         c, p, s = (
             statistics.median(g[name].makespan_s or 0.0 for g in complete)
@@ -771,7 +931,8 @@ def bench_summary(
                 out["split_note"] = (
                     f"over the {len(complete)} of {ran} repeats where every request succeeded"
                 )
-    return out
+    # the text's account of the speed-up uses the factors printed beside it
+    return {"diagnosis": diagnose_repeats(repeats, whole, dec).to_json(), **out}
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:
@@ -868,6 +1029,8 @@ def no_verdict_reason(d: Diagnosis | None, shared: bool) -> str | None:
         return "the server ran one request at a time"
     if d.code == "compute-bound":
         return "both ways shared a compute-bound server"
+    if d.code == "slot-limited":
+        return f"both ways shared the server's {d.evidence.get('slots')} slots"
     return "both ways shared the server"
 
 

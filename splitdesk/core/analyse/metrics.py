@@ -12,6 +12,12 @@ Per request, every time is measured from the request's own ``t_send`` (monotonic
 taken just before the request is handed to the HTTP client):
 
 * **TTFB** — response headers received.
+* **connect time** (``connect_s``) — the TCP(+TLS) connect inside the request's own time
+  (cold connections), where the transport reported one. With warm connections the
+  connection is opened before the phase: its connect time is ``connection_connect_s`` and
+  the **connection wait** (``connection_wait_s``) runs from the warm-up's start until the
+  server answered on the new connection (connect, the wait to be taken up by a busy
+  server, its model list's answer).
 * **TTFT** — from the *first* send (what the user waited, 429 round trips and back-offs
   included) to the first event carrying *visible* output: non-empty answer or reasoning text.
   A role-only or empty first chunk does not count; tool-call deltas do not count either
@@ -163,7 +169,9 @@ def ttft_split(trace: RequestTrace, ttft_s: float | None) -> TtftSplit | None:
 class RequestFigures:
     """The figure set of one request (module docstring), live: ``None`` until observed.
 
-    Run-origin times (seconds since the run origin): ``t_send`` (first send),
+    Run-origin times (seconds since the run origin): ``t_conn_start`` / ``t_conn_ready``
+    (the connection's warm-up began / the server answered on it, warm connections only;
+    :attr:`connection_wait_s` is the time between), ``t_send`` (first send),
     ``t_attempt_send`` (the latest attempt's send), ``t_first_output`` (first token-carrying
     event, visible text or tool call), ``t_last_token``. Every ``*_s`` duration is from
     ``t_send`` except ``attempt_ttft_s`` (from ``t_attempt_send``).
@@ -205,6 +213,10 @@ class RequestFigures:
     cached_prompt_tokens: int | None = None
     context_chars: int = 0
     split: TtftSplit | None = None
+    t_conn_start: float | None = None
+    t_conn_ready: float | None = None
+    #: the TCP(+TLS) connect time of the connection's warm-up (``connect_s``: the request's)
+    connection_connect_s: float | None = None
     _times: Sequence[float] = field(default=(), repr=False, compare=False)
 
     @property
@@ -222,6 +234,16 @@ class RequestFigures:
         if self.split is None or self.split.prefill_s is None or self.t_first_output is None:
             return None
         return (self.t_first_output - self.split.prefill_s, self.t_first_output)
+
+    @property
+    def connection_wait_s(self) -> float | None:
+        """How long the request's connection took before the server answered on it
+        (seconds, warm connections only: the warm-up's start to its answer's headers, the
+        TCP connect and the wait to be taken up by the server included); ``None`` when
+        the connection was not opened ahead of the request."""
+        if self.t_conn_start is None or self.t_conn_ready is None:
+            return None
+        return self.t_conn_ready - self.t_conn_start
 
     @property
     def finished(self) -> bool:
@@ -356,6 +378,9 @@ def _compute(trace: RequestTrace) -> RequestFigures:
         cached_prompt_tokens=trace.usage_cached_prompt_tokens,
         context_chars=trace.context_chars,
         split=ttft_split(trace, ttft),
+        t_conn_start=trace.t_conn_start,
+        t_conn_ready=trace.t_conn_ready,
+        connection_connect_s=trace.conn_connect_s,
         _times=times,
     )
 

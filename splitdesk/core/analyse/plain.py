@@ -18,7 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from splitdesk.core.analyse.diagnosis import Diagnosis, common_failure, no_verdict_reason
+from splitdesk.core.analyse.diagnosis import (
+    Diagnosis,
+    Evidence,
+    common_failure,
+    no_verdict_reason,
+)
 from splitdesk.core.analyse.metrics import RunSummary, request_figures, summarize
 from splitdesk.core.run.run_state import RequestTrace, RunState
 
@@ -97,6 +102,8 @@ def plain_words(state: RunState, summary: RunSummary, diagnosis: Diagnosis) -> s
             f"{n} parallel requests waited in line, one after another, so splitting saved "
             "no time."
         )
+    if code == "slot-limited":
+        return _slot_words(ev, n)
     if code == "rate-limited":
         return _rate_limited_words(parallel)
     if code == "network-bound":
@@ -136,6 +143,28 @@ def plain_words(state: RunState, summary: RunSummary, diagnosis: Diagnosis) -> s
             "partly by saying less."
         )
     return diagnosis.text[:1].upper() + diagnosis.text[1:]
+
+
+def _slot_words(ev: Evidence, n: int) -> str:
+    """The slot-limited diagnosis (:mod:`splitdesk.core.analyse.slots`) in everyday words:
+    how many replies the server writes at once, how many waited for a free slot and for
+    how long (the median queue wait, seconds), and — measured apart — how many rounds the
+    questions took; side by side, that the combined request took one of the slots."""
+    k = int(ev.get("slots", 0) or 0)
+    queued = int(ev.get("queued", 0) or 0)
+    wait = float(ev.get("queue_wait_s", 0.0) or 0.0)
+    streams = int(ev.get("requests", n) or n)
+    setup = "is set up to write" if ev.get("configured_slots") == k else "writes"
+    text = f"The server {setup} at most {k} replies at once"
+    if streams > n:  # side by side: the combined request was one of the phase's streams
+        text += ", and the combined request took one of them"
+    if queued == 1:
+        text += f"; the other one waited {wait:.1f} s for a free slot"
+    else:
+        text += f"; the other {queued} waited for a free slot (about {wait:.1f} s each)"
+    if streams == n and k:
+        text += f", so the {n} questions went in {-(-n // k)} rounds"
+    return text + "."
 
 
 def _rate_limited_words(parallel: list[RequestTrace]) -> str:

@@ -17,13 +17,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx
 
 from splitdesk.builtin_endpoint import BUILTIN_MODEL, BuiltinEndpoint, Launcher
 from splitdesk.core.analyse.cost import cost_document
-from splitdesk.core.analyse.diagnosis import summary_lines
+from splitdesk.core.analyse.diagnosis import (
+    LIMIT_CODES,
+    configured_limit_json,
+    diagnose_repeats,
+    summary_lines,
+)
 from splitdesk.core.analyse.predict import (
     RATE_LIMIT_NOTE,
     PredictedRequest,
@@ -51,6 +56,7 @@ from splitdesk.core.files.recording import (
     save_recording,
 )
 from splitdesk.core.files.report import BenchRun, bench_document, endpoint_info
+from splitdesk.core.measure.loop_lag import LoopLag
 from splitdesk.core.measure.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.measure.runner import (
     RunConfig,
@@ -58,6 +64,7 @@ from splitdesk.core.measure.runner import (
     classify_transport_error,
     redact,
 )
+from splitdesk.core.measure.server_limits import ServerLimit, probe_limit
 from splitdesk.core.measure.server_metrics import MetricsPoller, metrics_url
 from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
@@ -218,6 +225,16 @@ def write_document(
     return True
 
 
+@dataclass(frozen=True)
+class Lateness:
+    """How late things ran during one run (seconds, ``None`` when not measured): the
+    built-in endpoint behind its schedule (``endpoint_slip_s``) and the measuring client's
+    own event loop (``client_lag_s``), :mod:`splitdesk.core.analyse.disturbance`."""
+
+    endpoint_slip_s: float | None
+    client_lag_s: float | None
+
+
 async def run_on_schedule(
     config: RunConfig,
     state: RunState,
@@ -225,17 +242,44 @@ async def run_on_schedule(
     plan: RunPlan,
     sim_root: str | None,
     interrupt: Interrupt | None = None,
-) -> float | None:
+) -> Lateness:
     """Send ``plan`` (its events into ``state``); returns how far the built-in endpoint at
-    ``sim_root`` fell behind its schedule meanwhile (seconds, :func:`~splitdesk.core.
-    predict.schedule_slip_s` before and after), ``None`` on other endpoints. Ctrl-C
+    ``sim_root`` fell behind its schedule meanwhile (:func:`~splitdesk.core.analyse.
+    predict.schedule_slip_s` before and after; ``None`` on other endpoints) and how late
+    the client's loop woke (:class:`~splitdesk.core.measure.loop_lag.LoopLag`). Ctrl-C
     (``interrupt``) cancels the run at once: its streams end ``stopped``."""
     interrupt = interrupt or Interrupt()
     slip0 = await interrupt.wait(schedule_slip_s(sim_root)) if sim_root is not None else None
     runner = Runner(config, state.apply)
-    await interrupt.run(runner, lambda: runner.run(questions, plan))
+    async with LoopLag() as lag:
+        await interrupt.run(runner, lambda: runner.run(questions, plan))
     slip1 = await interrupt.wait(schedule_slip_s(sim_root)) if sim_root is not None else None
-    return slip1 - slip0 if slip0 is not None and slip1 is not None else None
+    slip = slip1 - slip0 if slip0 is not None and slip1 is not None else None
+    return Lateness(slip, lag.late_s)
+
+
+async def configured_limit(runs: list[BenchRun], endpoint: EndpointConfig) -> ServerLimit | None:
+    """The server's published concurrency limit (:func:`~splitdesk.core.measure.
+    server_limits.probe_limit`), asked after the runs and only when their diagnosis is one
+    that names it (slot-limited, one at a time): no traffic to other servers."""
+    repeats = sorted({r.repeat for r in runs})
+    d = diagnose_repeats([[r.state.requests for r in runs if r.repeat == k] for k in repeats])
+    if d.code not in LIMIT_CODES:
+        return None
+    return await probe_limit(endpoint.base_url, endpoint.verify)
+
+
+def name_limit(doc: dict[str, Any], limit: ServerLimit | None) -> None:
+    """Put ``limit`` in a bench or sweep document: ``server_limit`` (``null`` when the
+    server published none) and, for a bench, into ``summary.diagnosis``'s text and
+    evidence (:func:`~splitdesk.core.analyse.diagnosis.configured_limit_json`)."""
+    doc["server_limit"] = limit.to_json() if limit is not None else None
+    summary = doc.get("summary")
+    if limit is None or not isinstance(summary, dict):
+        return
+    d = summary.get("diagnosis")
+    if isinstance(d, dict) and d.get("code") in LIMIT_CODES:
+        summary["diagnosis"] = configured_limit_json(d, limit.slots, limit.where)
 
 
 async def _bench(
@@ -277,25 +321,71 @@ async def _bench(
                     predicted = None
             if interrupt.requested():
                 return runs
-            state = RunState()
-            if opts.record_path:
-                keep_events(state)  # every event with its time, for --record
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
-            slip = await run_on_schedule(config, state, opts.questions, plan, sim_root, interrupt)
+            run = await _measure(opts, config, plan, sim_root, mode, k, predicted, preds, interrupt)
+            if k >= 0 and run.disturbed and not _stopped(run.state) and not interrupt.requested():
+                # a run the machine distorted is measured once more (a fresh nonce: no
+                # prefix cached by the first); the note keeps why
+                print(f"  measuring {mode} again: {run.disturbed}", file=err, flush=True)
+                if opts.nonce_on:
+                    fresh = make_plan(
+                        mode,  # type: ignore[arg-type]
+                        opts.questions,
+                        opts.template,
+                        opts.max_tokens,
+                        context=opts.context,
+                    )
+                    plan = with_nonce(fresh, new_nonce())
+                again = await _measure(
+                    opts, config, plan, sim_root, mode, k, predicted, preds, interrupt
+                )
+                again.remeasured = run.disturbed
+                run = again
             if k < 0:
-                if state.ended is not None and state.ended.stopped:
+                if _stopped(run.state):
                     return runs
                 continue
-            note = None
-            if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
-                predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
-            runs.append(
-                BenchRun(mode, k, state, predicted, note, slip, predicted=tuple(preds or ()))
-            )
-            if state.ended is not None and state.ended.stopped:
+            runs.append(run)
+            if _stopped(run.state):
                 return runs
     return runs
+
+
+def _stopped(state: RunState) -> bool:
+    return state.ended is not None and state.ended.stopped
+
+
+async def _measure(
+    opts: BenchOptions,
+    config: RunConfig,
+    plan: RunPlan,
+    sim_root: str | None,
+    mode: str,
+    repeat: int,
+    predicted: float | None,
+    preds: list[PredictedRequest] | None,
+    interrupt: Interrupt | None = None,
+) -> BenchRun:
+    """One measured run of ``plan`` as a :class:`BenchRun` (lateness measured, the
+    prediction dropped with its note when the rate limit makes it meaningless)."""
+    state = RunState()
+    if opts.record_path:
+        keep_events(state)  # every event with its time, for --record
+    late = await run_on_schedule(config, state, opts.questions, plan, sim_root, interrupt)
+    note = None
+    if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
+        predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
+    return BenchRun(
+        mode,
+        repeat,
+        state,
+        predicted,
+        note,
+        late.endpoint_slip_s,
+        predicted=tuple(preds or ()),
+        client_lag_s=late.client_lag_s,
+    )
 
 
 def _server_poller(opts: BenchOptions, sim_root: str | None, base_url: str) -> MetricsPoller | None:
@@ -337,6 +427,7 @@ def run_bench(
             for problem in environment_problems(base_url, opts.verify):
                 print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
 
+        limit: list[ServerLimit] = []
         interrupt = Interrupt()
 
         async def main() -> None:
@@ -344,6 +435,10 @@ def run_bench(
             try:
                 ep = resolved[0] = await with_model(endpoint, err, "bench")
                 await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs, interrupt)
+                # no further traffic after Ctrl-C: the limit is asked only of a whole bench
+                found = await interrupt.wait(configured_limit(runs, ep))
+                if found is not None:
+                    limit.append(found)
             finally:
                 interrupt.uninstall()
 
@@ -362,6 +457,7 @@ def run_bench(
         interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
         info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
+        name_limit(doc, limit[0] if limit else None)
         doc["client"] = opts.client.to_json()
         repeats = RepeatOptions(opts.repeat, True, opts.warmup, opts.pause_s, opts.nonce_on)
         order = [mode_order(modes_of(opts.mode), k) for k in range(opts.repeat)]

@@ -237,8 +237,17 @@ async def _sweep(
                     file=err,
                     flush=True,
                 )
-                slip = await run_on_schedule(config, state, opts.questions, plan, sim_root)
-                row.runs.append(BenchRun(mode, k, state, predicted, endpoint_slip_s=slip))
+                late = await run_on_schedule(config, state, opts.questions, plan, sim_root)
+                row.runs.append(
+                    BenchRun(
+                        mode,
+                        k,
+                        state,
+                        predicted,
+                        endpoint_slip_s=late.endpoint_slip_s,
+                        client_lag_s=late.client_lag_s,
+                    )
+                )
                 if state.ended is not None and state.ended.stopped:
                     return
 

@@ -217,6 +217,10 @@ class RepeatRow:
     makespan_s: dict[str, float]
     ttft_s: dict[str, float]
     speedup: float | None
+    #: why the machine disturbed this run (:func:`~splitdesk.core.analyse.disturbance.
+    #: disturbed_reason` of one of its sides), ``None`` when it did not: left out of the
+    #: medians (:func:`repeat_figures`)
+    disturbed: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """One entry of the JSON ``repeats.runs`` (seconds, ×; rounded like the bench's)."""
@@ -227,18 +231,25 @@ class RepeatRow:
             "makespan_s": {k: round(v, 6) for k, v in self.makespan_s.items()},
             "ttft_s": {k: round(v, 6) for k, v in self.ttft_s.items()},
             "speedup": None if self.speedup is None else round(self.speedup, 4),
+            "disturbed": self.disturbed,
         }
 
 
 def repeat_row(
-    repeat: int, groups: Mapping[str, GroupMetrics], order: Sequence[str], nonce: str | None
+    repeat: int,
+    groups: Mapping[str, GroupMetrics],
+    order: Sequence[str],
+    nonce: str | None,
+    disturbed: str | None = None,
 ) -> RepeatRow:
-    """The :class:`RepeatRow` of one run from its sides' figures."""
+    """The :class:`RepeatRow` of one run from its sides' figures (``disturbed``: why the
+    machine disturbed it, if it did)."""
     makespan = {g: m.makespan_s for g, m in groups.items() if m.makespan_s is not None}
     ttft = {g: statistics.median(m.ttft_s) for g, m in groups.items() if m.ttft_s}
     c, p = groups.get("combined"), groups.get("parallel")
     failed = (c is not None and c.failed > 0) or (p is not None and p.failed > 0)
-    return RepeatRow(repeat, tuple(order), nonce, makespan, ttft, None if failed else speedup(c, p))
+    ratio = None if failed else speedup(c, p)
+    return RepeatRow(repeat, tuple(order), nonce, makespan, ttft, ratio, disturbed)
 
 
 def sent_order(state: RunState) -> tuple[str, ...]:
@@ -252,13 +263,33 @@ def sent_order(state: RunState) -> tuple[str, ...]:
     return tuple("+".join(phases[p]) for p in sorted(phases))
 
 
-def window_rows(states: Sequence[RunState], nonces: Sequence[str | None]) -> list[RepeatRow]:
+def _slip(slips: Sequence[float | None], k: int) -> float | None:
+    return slips[k] if k < len(slips) else None
+
+
+def _parts(state: RunState, k: int, slips: Sequence[float | None]) -> list[BenchRun]:
+    """A window run split into its sides (:func:`split_run`), each carrying the run's
+    endpoint slip: which side the lateness hit is not known, so each is judged by it."""
+    parts = split_run(state, k)
+    for part in parts:
+        part.endpoint_slip_s = _slip(slips, k)
+    return parts
+
+
+def window_rows(
+    states: Sequence[RunState],
+    nonces: Sequence[str | None],
+    slips: Sequence[float | None] = (),
+) -> list[RepeatRow]:
     """The rows of a window's counted runs ``states`` (repeat k = position), each run's
-    ``nonces[k]``."""
-    return [
-        repeat_row(k, summarize(s).groups, sent_order(s), nonces[k] if k < len(nonces) else None)
-        for k, s in enumerate(states)
-    ]
+    ``nonces[k]`` and the built-in endpoint's slip during it (``slips[k]``, seconds;
+    ``None`` or missing: not measured), from which :attr:`RepeatRow.disturbed`."""
+    rows = []
+    for k, s in enumerate(states):
+        disturbed = next((r.disturbed for r in _parts(s, k, slips) if r.disturbed), None)
+        nonce = nonces[k] if k < len(nonces) else None
+        rows.append(repeat_row(k, summarize(s).groups, sent_order(s), nonce, disturbed))
+    return rows
 
 
 def bench_rows(
@@ -273,7 +304,8 @@ def bench_rows(
         mine = [r for r in runs if r.repeat == k]
         groups = {r.mode: r.metrics for r in mine if r.mode in SIDES}
         nonce = (nonces or {}).get(k) or " ".join(n for r in mine if (n := nonce_of(r.state)))
-        rows.append(repeat_row(k, groups, [r.mode for r in mine], nonce or None))
+        disturbed = next((r.disturbed for r in mine if r.disturbed), None)
+        rows.append(repeat_row(k, groups, [r.mode for r in mine], nonce or None, disturbed))
     return rows
 
 
@@ -282,16 +314,40 @@ class RepeatFigures:
     """Median and spread over repeated runs (:func:`~splitdesk.core.analyse.metrics.spread`):
     per side (``"combined"``, ``"parallel"``, …) of its makespans and of its runs' TTFT
     (each run's median TTFT, seconds), and of each run's speed-up (×): the medians and
-    ranges of the points in :class:`RepeatRow`."""
+    ranges of the points in :class:`RepeatRow`, over the runs not disturbed. ``runs``:
+    the counted runs shown (disturbed ones included)."""
 
     runs: int
     makespan: dict[str, Spread]
     ttft: dict[str, Spread]
     speedup: Spread | None
+    #: the runs (0-based repeats) the machine disturbed, left out of these medians
+    left_out: tuple[int, ...] = ()
+    #: every run was disturbed: the medians are over them all
+    all_disturbed: bool = False
+
+    def left_out_line(self, rows: Sequence[RepeatRow]) -> str | None:
+        """ "Left out of the medians: run 2 (the built-in endpoint ran …)", or the note
+        that every run was disturbed; ``None`` when none was."""
+        bad = [r for r in rows if r.disturbed]
+        if not bad:
+            return None
+        reasons = "; ".join(f"run {r.repeat + 1} ({r.disturbed})" for r in bad)
+        if self.all_disturbed:
+            return f"Every run was disturbed, so the medians are over them all: {reasons}"
+        return f"Left out of the medians: {reasons}"
 
 
 def repeat_figures(rows: Sequence[RepeatRow]) -> RepeatFigures:
-    """The :class:`RepeatFigures` of counted runs ``rows`` (one per repeat)."""
+    """The :class:`RepeatFigures` of counted runs ``rows`` (one per repeat): a run the
+    machine disturbed (:attr:`RepeatRow.disturbed`) is left out of the medians and ranges,
+    unless every run was."""
+    runs = len(rows)
+    clean = [r for r in rows if not r.disturbed]
+    left_out = tuple(r.repeat for r in rows if r.disturbed) if clean else ()
+    every = bool(rows) and not clean
+    if clean:
+        rows = clean
     sides = [g for g in SIDES if any(g in r.makespan_s or g in r.ttft_s for r in rows)]
     makespan: dict[str, Spread] = {}
     ttft: dict[str, Spread] = {}
@@ -302,7 +358,7 @@ def repeat_figures(rows: Sequence[RepeatRow]) -> RepeatFigures:
             makespan[g] = m
         if t is not None:
             ttft[g] = t
-    return RepeatFigures(len(rows), makespan, ttft, spread([r.speedup for r in rows]))
+    return RepeatFigures(runs, makespan, ttft, spread([r.speedup for r in rows]), left_out, every)
 
 
 def row_columns(rows: Sequence[RepeatRow]) -> list[str]:
@@ -317,6 +373,7 @@ def row_columns(rows: Sequence[RepeatRow]) -> list[str]:
         *[f"{g}_ttft_s" for g in sides],
         "speedup",
         "nonce",
+        "disturbed",
     ]
 
 
@@ -332,6 +389,8 @@ def row_values(row: RepeatRow, columns: Sequence[str]) -> list[Any]:
             out.append(row.speedup)
         elif c == "nonce":
             out.append(row.nonce)
+        elif c == "disturbed":
+            out.append(row.disturbed)
         elif c.endswith("_makespan_s"):
             out.append(row.makespan_s.get(c.removesuffix("_makespan_s")))
         else:
@@ -374,18 +433,23 @@ def repeats_json(
 
 
 def window_document(
-    states: Sequence[RunState], options: RepeatOptions, nonces: Sequence[str | None]
+    states: Sequence[RunState],
+    options: RepeatOptions,
+    nonces: Sequence[str | None],
+    slips: Sequence[float | None] = (),
 ) -> dict[str, Any]:
     """The window's repeat results as the ``splitdesk bench --json`` document
     (:func:`~splitdesk.core.files.report.bench_document`): each counted run split into one entry
     per side (its ``repeat`` = the run's), the summary's medians and ranges over them, and
-    ``repeats`` (:func:`repeats_json`). Raises ``ValueError`` when ``states`` is empty."""
+    ``repeats`` (:func:`repeats_json`); ``slips``: the built-in endpoint's slip during each
+    run (a disturbed run is flagged and left out of the medians, as in the bench). Raises
+    ``ValueError`` when ``states`` is empty."""
     if not states or states[0].info is None:
         raise ValueError("no finished run to export")
     info = states[0].info
-    runs = [part for k, s in enumerate(states) for part in split_run(s, k)]
+    runs = [part for k, s in enumerate(states) for part in _parts(s, k, slips)]
     doc = bench_document(dict(info.endpoint), list(info.questions), runs)
-    rows = window_rows(states, nonces)
+    rows = window_rows(states, nonces, slips)
     doc["repeats"] = repeats_json(options, [list(r.order) for r in rows], rows)
     return doc
 

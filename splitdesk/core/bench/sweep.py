@@ -18,7 +18,16 @@ JSON document (keys may be added, never removed)::
      "rows": [{"n", "speedup", "speedup_range", "predicted_speedup",
                "combined_wall_s", "parallel_wall_s", "combined_wall_s_range",
                "parallel_wall_s_range", "failed", "stopped", "endpoint_slip_s",
-               "combined_prompt", "parallel_prompt"}, ...]}
+               "client_lag_s", "disturbed": [str], "disturbed_all", "remeasured": [str],
+               "diagnosis": {"code", "slots", "rate_ratio", …} | null,
+               "per_stream_tok_s", "streams_at_once",
+               "combined_prompt", "parallel_prompt"}, ...],
+     "server_limit": {"slots", "family", "route", "key", "names"} | null,
+     "reading": {"text", "leaves_at", "cause", "evidence"} | null}
+
+A run the machine disturbed (:mod:`splitdesk.core.analyse.disturbance`: the built-in
+endpoint behind its schedule, or the client's own loop late) is measured once more; a run
+still disturbed is named in its row's ``disturbed`` and left out of the row's medians.
 """
 
 from __future__ import annotations
@@ -34,7 +43,10 @@ import httpx
 
 from splitdesk import __version__
 from splitdesk.builtin_endpoint import Launcher
+from splitdesk.core.analyse.decode_rates import decode_rates_by_concurrency
+from splitdesk.core.analyse.diagnosis import LIMIT_CODES
 from splitdesk.core.analyse.predict import predict_plan, predicted_makespan
+from splitdesk.core.analyse.sweep_reading import read_sweep
 from splitdesk.core.bench.compare import (
     open_target,
     run_on_schedule,
@@ -46,6 +58,7 @@ from splitdesk.core.bench.options import BenchOptions
 from splitdesk.core.bench.repeats import new_nonce, with_nonce
 from splitdesk.core.files.report import BenchRun, prompt_json, summary_json
 from splitdesk.core.measure.client_pattern import ClientPattern
+from splitdesk.core.measure.server_limits import ServerLimit, probe_limit
 from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
@@ -153,6 +166,29 @@ class SweepRun:
     state: RunState
     predicted_wall_s: float | None = None
     endpoint_slip_s: float | None = None
+    #: how late the measuring client's loop woke (seconds; :mod:`~splitdesk.core.measure.
+    #: loop_lag`), ``None`` when not measured
+    client_lag_s: float | None = None
+    #: why an earlier measurement of this step was dropped (it was disturbed), or ``None``
+    remeasured: str | None = None
+
+    @property
+    def disturbed(self) -> str | None:
+        """Why this run is disturbed (:func:`~splitdesk.core.analyse.disturbance.
+        disturbed_reason` of its makespan, slip and lag), or ``None``."""
+        return self.bench_run().disturbed
+
+    def bench_run(self) -> BenchRun:
+        """This run as the bench's summary reads it."""
+        return BenchRun(
+            self.step.mode,
+            self.step.repeat,
+            self.state,
+            self.predicted_wall_s,
+            endpoint_slip_s=self.endpoint_slip_s,
+            client_lag_s=self.client_lag_s,
+            remeasured=self.remeasured,
+        )
 
     @property
     def stopped(self) -> bool:
@@ -178,15 +214,7 @@ def sweep_rows(runs: Sequence[SweepRun], complete_only: bool = False) -> list[Sw
     rows: dict[int, SweepRow] = {}
     for r in kept:
         row = rows.setdefault(r.step.n, SweepRow(r.step.n, []))
-        row.runs.append(
-            BenchRun(
-                r.step.mode,
-                r.step.repeat,
-                r.state,
-                r.predicted_wall_s,
-                endpoint_slip_s=r.endpoint_slip_s,
-            )
-        )
+        row.runs.append(r.bench_run())
     return [rows[n] for n in sorted(rows)]
 
 
@@ -245,6 +273,7 @@ class SweepRow:
             f"{mode}_prompt": prompt_json(first[mode].metrics.prompt) if mode in first else None
             for mode in ("combined", "parallel")
         }
+        lags = [r.client_lag_s for r in self.runs if r.client_lag_s is not None]
         return {
             "n": self.n,
             "speedup": s.get("speedup"),
@@ -258,9 +287,51 @@ class SweepRow:
             "stopped": any(bool(r.state.ended and r.state.ended.stopped) for r in self.runs),
             # the longest a run of this row had the built-in endpoint behind its schedule
             "endpoint_slip_s": max(slips) if slips else None,
+            "client_lag_s": max(lags) if lags else None,
+            # runs the machine distorted, left out of the row's medians (reasons), and the
+            # steps measured again because the first measurement was disturbed
+            "disturbed": [f"{r.label}: {r.disturbed}" for r in self.runs if r.disturbed],
+            "disturbed_all": bool(s.get("disturbed_all")),
+            "remeasured": [f"{r.label}: {r.remeasured}" for r in self.runs if r.remeasured],
+            # what the bench's diagnosis of this N found (code and the figures a sweep reads)
+            "diagnosis": _row_diagnosis(s.get("diagnosis")),
+            # the batched decode rate of this N's parallel runs: per stream while the most
+            # of them generated at once (at N = 1 a stream alone: the lone decode rate)
+            **self._rates(),
             # each side's prompt and cached tokens (first repeat; the servers' usage)
             **prompts,
         }
+
+    def _rates(self) -> dict[str, Any]:
+        kept = [r for r in self.runs if r.mode == "parallel" and not r.disturbed]
+        rates = decode_rates_by_concurrency([r.state.requests for r in kept])
+        if not rates:
+            return {"per_stream_tok_s": None, "streams_at_once": None}
+        k = max(rates)
+        return {"per_stream_tok_s": round(rates[k], 3), "streams_at_once": k}
+
+
+#: the diagnosis' evidence a sweep row keeps (:mod:`splitdesk.core.analyse.sweep_reading`)
+_ROW_EVIDENCE = (
+    "slots",
+    "lone_tok_s",
+    "lone_from",
+    "busy_tok_s",
+    "streams",
+    "rate_ratio",
+    "parallel_refused",
+    "mean_overlap",
+)
+
+
+def _row_diagnosis(d: object) -> dict[str, Any] | None:
+    """``{"code", <evidence kept>}`` of a row's ``summary.diagnosis``, or ``None``."""
+    if not isinstance(d, dict):
+        return None
+    evidence = d.get("evidence") or {}
+    out: dict[str, Any] = {"code": d.get("code")}
+    out.update({k: evidence[k] for k in _ROW_EVIDENCE if k in evidence})
+    return out
 
 
 def format_sweep_table(doc: dict[str, Any]) -> str:
@@ -279,10 +350,24 @@ def format_sweep_table(doc: dict[str, Any]) -> str:
     ]
     for row in doc["rows"]:
         note = "  (requests failed)" if row["failed"] else ""
+        if row.get("disturbed"):  # left out of the row's medians, or all disturbed
+            word = "disturbed, medians over them" if row.get("disturbed_all") else "left out"
+            note += f"  ({word}: {'; '.join(row['disturbed'])})"
+        if row.get("remeasured"):
+            note += f"  (measured again: {'; '.join(row['remeasured'])})"
         lines.append(
             f"{row['n']:>3} {f(row['combined_wall_s'], ' s'):>10} "
             f"{f(row['parallel_wall_s'], ' s'):>10} {f(row['speedup'], '×'):>9} "
             f"{f(row['predicted_speedup'], '×'):>10} {row['n']:>5}×{note}"
+        )
+    reading = doc.get("reading")
+    if isinstance(reading, dict):  # where the curve leaves the ideal, and why
+        lines.append(f"Speed-up {reading['text']}")
+    limit = doc.get("server_limit")
+    if isinstance(limit, dict):
+        lines.append(
+            f"The server's configured limit: {limit['slots']} ({limit['names']}, "
+            f"{limit['route']}{' ' + limit['key'] if limit.get('key') else ''})"
         )
     client = doc.get("client")
     if client:
@@ -332,17 +417,28 @@ async def _sweep(
                 predicted = None
         if interrupt.requested():
             return
-        state = RunState()
         print(
             f"  N={step.n}: {step.mode} (repeat {step.repeat + 1}/{opts.repeat}) …",
             file=err,
             flush=True,
         )
-        slip = await run_on_schedule(
+        state = RunState()
+        late = await run_on_schedule(
             config, state, step.questions(questions), plan, sim_root, interrupt
         )
-        runs.append(SweepRun(step, state, predicted, slip))
-        if state.ended is not None and state.ended.stopped:
+        run = SweepRun(step, state, predicted, late.endpoint_slip_s, late.client_lag_s)
+        if run.disturbed and not run.stopped and not interrupt.requested():
+            # measured once more; the row says why
+            print(f"  N={step.n}: measuring {step.mode} again: {run.disturbed}", file=err)
+            state = RunState()
+            late = await run_on_schedule(
+                config, state, step.questions(questions), plan, sim_root, interrupt
+            )
+            run = SweepRun(
+                step, state, predicted, late.endpoint_slip_s, late.client_lag_s, run.disturbed
+            )
+        runs.append(run)
+        if run.stopped:
             return
 
 
@@ -367,6 +463,7 @@ def run_sweep(
         resolved = [target.endpoint]
         sim_root = target.sim.url if target.sim is not None else None
 
+        limit: list[ServerLimit] = []
         interrupt = Interrupt()
 
         async def main() -> None:
@@ -374,6 +471,13 @@ def run_sweep(
             try:
                 ep = resolved[0] = await with_model(target.endpoint, err, "sweep")
                 await _sweep(opts, ep, sim_root, questions, max_n, err, runs, interrupt)
+                rows = sweep_rows(runs)
+                codes = {(r.to_json().get("diagnosis") or {}).get("code") for r in rows}
+                # only a server that showed a limit is asked, and not after Ctrl-C
+                if codes & set(LIMIT_CODES) and not interrupt.requested():
+                    found = await interrupt.wait(probe_limit(ep.base_url, ep.verify))
+                    if found is not None:
+                        limit.append(found)
             finally:
                 interrupt.uninstall()
 
@@ -385,7 +489,14 @@ def run_sweep(
         interrupted = interrupted or interrupt.requested()
         info = target.info(resolved[0], opts.profile)
         doc = sweep_document(
-            info, questions, generated, max_n, opts.repeat, sweep_rows(runs), opts.client
+            info,
+            questions,
+            generated,
+            max_n,
+            opts.repeat,
+            sweep_rows(runs),
+            opts.client,
+            limit[0] if limit else None,
         )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if not write_document(format_sweep_table(doc), text, opts.json_path, out, err, "sweep"):
@@ -404,10 +515,14 @@ def sweep_document(
     repeat: int,
     rows: list[SweepRow],
     client: ClientPattern | None = None,
+    server_limit: ServerLimit | None = None,
 ) -> dict[str, Any]:
     """The sweep's JSON document (module docstring): what ``splitdesk sweep --json``
     writes and the window's sweep view shows, saves and exports. ``client`` is the
-    pattern the runs were sent with (``client`` key; left out when ``None``)."""
+    pattern the runs were sent with (``client`` key; left out when ``None``);
+    ``server_limit`` the concurrency limit the server published (``null`` without one);
+    ``reading`` where the curve leaves the ideal and why
+    (:func:`~splitdesk.core.analyse.sweep_reading.read_sweep`, ``null`` with too few N)."""
     doc: dict[str, Any] = {
         "version": __version__,
         "endpoint": endpoint,
@@ -419,4 +534,7 @@ def sweep_document(
     }
     if client is not None:
         doc["client"] = client.to_json()
+    doc["server_limit"] = server_limit.to_json() if server_limit is not None else None
+    reading = read_sweep(doc["rows"], doc["server_limit"])
+    doc["reading"] = reading.to_json() if reading is not None else None
     return doc

@@ -134,6 +134,13 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
             f"{'Speed-up factor:':22}{s['speedup']:>8.2f}× {'':8} {'':8} {predicted:>10}  "
             f"{spread_text:>14}"
         )
+    # runs the machine disturbed (core/analyse/disturbance.py): measured again, or left out
+    if s.get("remeasured_note"):
+        lines.append(
+            f"{'Measured again:':22}{s['remeasured_note'].removeprefix('measured again: ')}"
+        )
+    if s.get("disturbed_note"):
+        lines.append(f"{'Disturbed:':22}{s['disturbed_note']}")
     if s.get("predicted_note"):  # predict.RATE_LIMIT_NOTE: why a prediction is missing
         lines.append(f"{'Predicted:':22}not shown: the {s['predicted_note']} (HTTP 429)")
     comb = [r for r in runs if r.mode == "combined"]

@@ -108,8 +108,10 @@ FORMAT = "splitdesk-recording"
 #: Version 2 = version 1 plus ``runs[].server``, ``settings.cold_connections``,
 #: ``settings.release`` (files that have them but still say 1 exist: they load as 1), the
 #: predictions' prompt and cached tokens, queue and prefill times, and the bounds of
-#: core/run/limits.py.
-FORMAT_VERSION = 2
+#: core/run/limits.py. Version 3 = version 2 plus ``connection`` events (a warm
+#: connection's set-up: :class:`~splitdesk.core.run.events.ConnectionOpened`), which a
+#: version-2 reader refused as an unknown event kind; a newer reader drops them.
+FORMAT_VERSION = 3
 SUFFIX = ".splitdesk.json"
 GZ_SUFFIX = ".splitdesk.json.gz"
 #: Encoded size (bytes) above which :func:`suggested_name` picks the gzip suffix.
@@ -285,7 +287,7 @@ class Recording(_Strict):
     """A whole recording file (see the module docstring)."""
 
     format: Literal["splitdesk-recording"] = "splitdesk-recording"
-    version: Literal[2] = 2
+    version: Literal[3] = 3
     app_version: str = Field(__version__, max_length=100)
     created_at: datetime
     source: Literal["window", "bench", "demo"]
@@ -611,8 +613,16 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 only added an event kind (``connection``): nothing to change."""
+    return data
+
+
 #: ``MIGRATIONS[v]`` turns a version-``v`` document into a version ``v + 1`` one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

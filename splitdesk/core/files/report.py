@@ -18,6 +18,7 @@ from typing import Any
 
 from splitdesk import __version__
 from splitdesk.core.analyse.diagnosis import bench_summary
+from splitdesk.core.analyse.disturbance import disturbed_reason
 from splitdesk.core.analyse.metrics import (
     GroupMetrics,
     PromptTokens,
@@ -56,6 +57,23 @@ class BenchRun:
     #: The cost model's figures per request, request order (``predict.PredictedRequest``:
     #: TTFT, E2E, prompt and cached tokens); empty on other endpoints.
     predicted: tuple[PredictedRequest, ...] = ()
+    #: Seconds the measuring client's event loop woke late during this run
+    #: (:mod:`splitdesk.core.measure.loop_lag`): a busy machine. ``None`` when not measured.
+    client_lag_s: float | None = None
+    #: Why an earlier measurement of this mode and repeat was dropped and this one taken
+    #: instead (:func:`~splitdesk.core.analyse.disturbance.disturbed_reason`), or ``None``.
+    remeasured: str | None = None
+
+    @property
+    def disturbed(self) -> str | None:
+        """Why this run's wall time says more about the machine than the endpoint
+        (:func:`~splitdesk.core.analyse.disturbance.disturbed_reason`), or ``None``."""
+        return disturbed_reason(self.metrics.makespan_s, self.endpoint_slip_s, self.client_lag_s)
+
+    @property
+    def label(self) -> str:
+        """ "parallel run 2": the mode and the repeat from 1, as notes name a run."""
+        return f"{self.mode} run {self.repeat + 1}"
 
     @property
     def metrics(self) -> GroupMetrics:
@@ -138,6 +156,12 @@ def request_json(trace: RequestTrace, predicted: PredictedRequest | None = None)
         "first_tool_call_s": _r(m.first_tool_call_s) if m else None,
         "stream_end_s": _r(m.stream_end_s) if m else None,
         "connect_s": _r(m.connect_s) if m else None,
+        # warm connections: when the connection's warm-up began and the server answered
+        # on it (seconds from the run's start, like t_send_s), and the time between
+        "connection_started_s": _r(trace.t_conn_start),
+        "connection_ready_s": _r(trace.t_conn_ready),
+        "connection_wait_s": _r(m.connection_wait_s) if m else None,
+        "connection_connect_s": _r(m.connection_connect_s) if m else None,
         "tpot_s": _r(m.tpot_s) if m else None,
         "decode_tok_s": _r(m.decode_tok_s, 3) if m else None,
         "finish_reason": trace.finish_reason,
@@ -218,15 +242,66 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "predicted_wall_s": _r(run.predicted_wall_s),
         "prompt": prompt_json(g.prompt),
         "endpoint_slip_s": _r(run.endpoint_slip_s),
+        "client_lag_s": _r(run.client_lag_s),
+        # why this run's time is the machine's more than the endpoint's (left out of the
+        # summary's medians), and why an earlier measurement of it was dropped
+        "disturbed": run.disturbed,
+        "remeasured": run.remeasured,
         "stopped": bool(run.state.ended and run.state.ended.stopped),
     }
 
 
+def _undisturbed(runs: list[BenchRun]) -> tuple[list[BenchRun], list[BenchRun]]:
+    """(the runs the medians are taken over, the disturbed runs left out): a repeat with a
+    disturbed run is left out whole (its speed-up pairs the two), unless that would leave
+    no repeat, when every run counts and the note says so."""
+    bad = {r.repeat for r in runs if r.disturbed}
+    kept = [r for r in runs if r.repeat not in bad]
+    if not kept:
+        return runs, []
+    return kept, [r for r in runs if r.disturbed]
+
+
 def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
-    """The ``summary``: medians over repeats of each mode's makespan and of the speed-up."""
+    """The ``summary``: medians over repeats of each mode's makespan and of the speed-up.
+
+    A disturbed run (:attr:`BenchRun.disturbed`) takes its repeat out of the medians;
+    ``disturbed_note`` names each with its reason (``disturbed_all`` when every repeat was
+    disturbed and the medians are over them all), ``remeasured_note`` the runs measured
+    again because the first measurement was disturbed."""
+    counted, left_out = _undisturbed(runs)
+    out: dict[str, Any] = {"repeats": len({r.repeat for r in runs})}
+    if left_out:
+        out["repeats_counted"] = len({r.repeat for r in counted})
+        out["disturbed_note"] = "left out of the medians: " + "; ".join(
+            f"{r.label} ({r.disturbed})" for r in left_out
+        )
+    elif any(r.disturbed for r in runs):
+        out["disturbed_note"] = "every repeat was disturbed: medians over them all: " + (
+            "; ".join(f"{r.label} ({r.disturbed})" for r in runs if r.disturbed)
+        )
+        out["disturbed_all"] = True
+    again = [r for r in runs if r.remeasured]
+    if again:
+        out["remeasured_note"] = "measured again: " + "; ".join(
+            f"{r.label} (the first {r.remeasured})" for r in again
+        )
+    out.update(_medians(counted))
+    # diagnosis, prompt_shape_factor, concurrency_factor (splitdesk.core.analyse.diagnosis)
+    repeats = sorted({r.repeat for r in counted})
+    whole = [next((r.whole for r in counted if r.repeat == k), None) for k in repeats]
+    out.update(
+        bench_summary(
+            [[r.state.requests for r in counted if r.repeat == k] for k in repeats], whole
+        )
+    )
+    return out
+
+
+def _medians(runs: list[BenchRun]) -> dict[str, Any]:
     repeats = sorted({r.repeat for r in runs})
     by: dict[tuple[str, int], BenchRun] = {(r.mode, r.repeat): r for r in runs}
-    out: dict[str, Any] = {"repeats": len(repeats)}
+    out: dict[str, Any] = {}
     for mode in ("combined", "parallel", "sequential"):
         s = spread([by[(mode, k)].metrics.makespan_s for k in repeats if (mode, k) in by])
         if s is not None:
@@ -257,11 +332,6 @@ def summary_json(runs: list[BenchRun]) -> dict[str, Any]:
     notes = sorted({r.prediction_note for r in runs if r.prediction_note})
     if notes:  # a prediction was dropped: say why rather than show a bare "—"
         out["predicted_note"] = "; ".join(notes)
-    # diagnosis, prompt_shape_factor, concurrency_factor (splitdesk.core.analyse.diagnosis)
-    whole = [next((r.whole for r in runs if r.repeat == k), None) for k in repeats]
-    out.update(
-        bench_summary([[r.state.requests for r in runs if r.repeat == k] for k in repeats], whole)
-    )
     return out
 
 

@@ -31,6 +31,7 @@ CSV_COLUMNS = (
     "speedup",
     "predicted_speedup",
     "ideal_speedup",
+    "disturbed",
 )
 
 
@@ -143,6 +144,8 @@ def sweep_csv(doc: dict[str, Any]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in doc["rows"]:
-        values = {**row, "ideal_speedup": row["n"]}
+        # runs the machine disturbed (left out of the row's medians), with their reasons
+        disturbed = "; ".join(row.get("disturbed") or ())
+        values = {**row, "ideal_speedup": row["n"], "disturbed": disturbed or None}
         writer.writerow(["" if values.get(c) is None else values[c] for c in CSV_COLUMNS])
     return buf.getvalue()

@@ -38,6 +38,7 @@ from pydantic import (
 from splitdesk.core.measure.runner import RunConfig
 from splitdesk.core.run.events import (
     EVENT_TYPES,
+    ConnectionOpened,
     HeadersReceived,
     PhaseStarted,
     RequestEnded,
@@ -128,6 +129,7 @@ AnyEvent = Annotated[
     | Annotated[RequestPlanned, Tag("request_planned")]
     | Annotated[RequestSent, Tag("request_sent")]
     | Annotated[HeadersReceived, Tag("headers")]
+    | Annotated[ConnectionOpened, Tag("connection")]
     | Annotated[TextReceived, Tag("text")]
     | Annotated[ToolCallReceived, Tag("tool_call")]
     | Annotated[UsageReported, Tag("usage")]
@@ -196,7 +198,7 @@ LINE: TypeAdapter[Line] = TypeAdapter(Line)
 assert set(EVENT_TYPES) == {
     "run_started", "request_planned", "request_sent", "headers", "text", "tool_call", "usage",
     "server_timings", "section_started", "section_ended", "retrying", "request_ended",
-    "phase_started", "run_ended",
+    "phase_started", "run_ended", "connection",
 }  # fmt: skip  # every event kind has its tag above
 
 

@@ -30,6 +30,7 @@ from splitdesk.core.measure.netenv import client_settings
 from splitdesk.core.measure.urls import base_url_problem
 from splitdesk.core.measure.urls import check_url as check_url
 from splitdesk.core.run.events import (
+    ConnectionOpened,
     HeadersReceived,
     PhaseStarted,
     RequestEnded,
@@ -302,7 +303,7 @@ class Runner:
                     ids = range(first, first + len(phase.requests))
                     first += len(phase.requests)
                     if self.config.warm_connections:
-                        await asyncio.gather(*(self._warm(clients[i]) for i in ids))
+                        await asyncio.gather(*(self._warm(clients[i], i) for i in ids))
                     if p == 0 and self.start_gate is not None:
                         await self.start_gate.wait()
                     self.emit(PhaseStarted(self.now(), p, phase.name))
@@ -342,25 +343,37 @@ class Runner:
                     self._end(i, t, "stopped")
             self.emit(RunEnded(self.now(), stopped))
 
-    async def _warm(self, client: httpx.AsyncClient) -> None:
-        """Open ``client``'s keep-alive connection (see :class:`RunConfig`); failures are
-        left for the real request to report."""
+    async def _warm(self, client: httpx.AsyncClient, i: int) -> None:
+        """Open ``client``'s keep-alive connection for request ``i`` (see
+        :class:`RunConfig`) and emit :class:`~splitdesk.core.run.events.ConnectionOpened`
+        when the server answered on it: when the warm-up began, when the answer's headers
+        came, and the TCP(+TLS) connect time. Failures are left for the real request to
+        report."""
         call = self.provider.models_request(self.config.endpoint)
+        hook = _HttpTrace(self.clock)
+        started = self.now()
         try:
             request = client.build_request(
                 call.method,
                 call.url,
                 headers=call.headers,
                 params=call.params or None,
-                extensions={"trace": _HttpTrace(self.clock)},
+                extensions={"trace": hook},
             )
             response = await client.send(request, stream=True)
+            answered = self._s(hook.headers) if hook.headers else self.now()
             try:
                 await read_capped(response, 256 * 1024)
             finally:
                 await responses.aclose(response)
         except (httpx.HTTPError, httpx.InvalidURL):
-            pass
+            return
+        connect = (
+            (hook.connected - hook.connect_started) / 1e9
+            if hook.connected and hook.connect_started
+            else None
+        )
+        self.emit(ConnectionOpened(answered, i, started, connect))
 
     async def _explain_404(self, client: httpx.AsyncClient, error: RequestError) -> RequestError:
         """``error`` (an HTTP 404) with what the endpoint's model list says: the models it

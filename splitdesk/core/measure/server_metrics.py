@@ -138,13 +138,23 @@ def _samples(text: str) -> dict[str, list[float]]:
     """Every sample value by sample name. Raises ``ValueError`` for text that is not the
     Prometheus text format (the parser's own error)."""
     out: dict[str, list[float]] = {}
+    if looks_like_html(text):
+        raise ValueError("an HTML page, not Prometheus text (a proxy's or another server's)")
     try:
         for fam in text_string_to_metric_families(text):
             for sample in fam.samples:
                 out.setdefault(sample.name, []).append(float(sample.value))
-    except ValueError as exc:
-        raise ValueError(f"not Prometheus text format ({exc})") from None
+    except ValueError:
+        # the parser's own message quotes the offending line: never a body in a status line
+        raise ValueError("not Prometheus text format") from None
     return out
+
+
+def looks_like_html(text: str) -> bool:
+    """Whether a body is an HTML page (``<!DOCTYPE``, ``<html``, any tag first): what a
+    proxy or a web UI answers on ``/metrics`` instead of Prometheus text."""
+    head = text.lstrip()[:64].lower()
+    return head.startswith("<")
 
 
 def read_load(text: str) -> ServerLoad | None:
@@ -242,6 +252,11 @@ class MetricsPoller:
         """True while the thread polls."""
         return self._thread.is_alive()
 
+    @property
+    def started(self) -> bool:
+        """True once :meth:`start` ran (the server was asked, or is being asked)."""
+        return self._thread.ident is not None
+
     def _run(self) -> None:
         try:
             net = client_settings(self.url, self.verify)
@@ -272,12 +287,16 @@ class MetricsPoller:
             if response.status_code != 200:
                 self.status = f"/metrics answered HTTP {response.status_code}"
                 return False
+            kind = response.headers.get("content-type", "")
+            if "text/html" in kind:
+                self.status = "/metrics answered with an HTML page, not Prometheus text"
+                return False
             load = read_load(response.text)
         except httpx.HTTPError as exc:
             self.status = f"/metrics not reachable ({type(exc).__name__})"
             return False
-        except ValueError as exc:
-            self.status = f"/metrics: {str(exc)[:100]}"
+        except ValueError as exc:  # read_load's own words, never the body
+            self.status = f"/metrics answered {exc}"
             return False
         if load is None:
             self.status = "no metrics"

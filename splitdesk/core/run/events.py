@@ -81,6 +81,22 @@ class HeadersReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class ConnectionOpened:
+    """The request's connection was opened before its phase (warm connections,
+    ``RunConfig.warm_connections``): the warm-up began at ``started`` and the server
+    answered on the new connection at ``t`` (seconds from the run origin); ``connect_s``:
+    the TCP(+TLS) connect time within it, when the transport told. Between the two the
+    connection also waited for the server to take it up (a server whose connection
+    handlers are all busy accepts it late)."""
+
+    kind: ClassVar[str] = "connection"
+    t: float
+    req: int
+    started: float
+    connect_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TextReceived:
     """Visible output arrived: answer text, or reasoning text when ``reasoning``."""
 
@@ -203,6 +219,7 @@ RunEvent = (
     | RequestPlanned
     | RequestSent
     | HeadersReceived
+    | ConnectionOpened
     | TextReceived
     | ToolCallReceived
     | UsageReported
@@ -222,6 +239,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         RequestPlanned,
         RequestSent,
         HeadersReceived,
+        ConnectionOpened,
         TextReceived,
         ToolCallReceived,
         UsageReported,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from splitdesk.core.run.events import (
+    ConnectionOpened,
     Group,
     HeadersReceived,
     Outcome,
@@ -79,6 +80,11 @@ class RequestTrace:
     status: int | None = None
     request_id: str | None = None
     connect_s: float | None = None
+    #: the warm-up of its connection (``ConnectionOpened``): began, the server answered,
+    #: and the TCP(+TLS) connect time within it (``connect_s`` is the request's own)
+    t_conn_start: float | None = None
+    t_conn_ready: float | None = None
+    conn_connect_s: float | None = None
     text_parts: list[str] = field(default_factory=list)
     reasoning_parts: list[str] = field(default_factory=list)
     event_times: list[float] = field(default_factory=list)
@@ -257,6 +263,10 @@ class RunState:
             r.t_headers, r.status, r.request_id = ev.t, ev.status, ev.request_id
             if ev.connect_s is not None:
                 r.connect_s = ev.connect_s
+        elif isinstance(ev, ConnectionOpened):
+            r = self.requests[ev.req]
+            r.t_conn_start, r.t_conn_ready = ev.started, ev.t
+            r.conn_connect_s = ev.connect_s
         elif isinstance(ev, ToolCallReceived):
             r = self.requests[ev.req]
             if r.first_tool_t is None:

@@ -221,7 +221,7 @@ class EngineerMenu:
 
     def _ask_repeat(self) -> RepeatOptionsDialog:
         """The repeat options dialog; Run starts the session (:meth:`repeat`)."""
-        dialog = RepeatOptionsDialog(self.port.widget, self.repeat_options)
+        dialog = RepeatOptionsDialog(self.port.widget, self.repeat_options, self.port.mode_chosen())
         dialog.accepted.connect(lambda: self.repeat(dialog.options()))
         dialog.show()
         self.repeat_dialog = dialog

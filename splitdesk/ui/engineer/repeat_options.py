@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QLabel,
     QSpinBox,
     QWidget,
 )
@@ -37,10 +38,20 @@ ALTERNATE_TIP = (
 
 class RepeatOptionsDialog(QDialog):
     """The dialog; :meth:`options` reads the choices (defaults: 5 runs, alternate on, no
-    warm-up, no pause, nonce on)."""
+    warm-up, no pause, nonce on).
 
-    def __init__(self, parent: QWidget | None = None, initial: RepeatOptions | None = None):
+    ``mode``: the window's run mode. Only choices that apply to it are offered: side by
+    side both sides are sent together, so "Alternate which side goes first" is not
+    offered (a line says why) and :meth:`options` has ``alternate`` off."""
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        initial: RepeatOptions | None = None,
+        mode: str = "one-after-another",
+    ):
         super().__init__(parent)
+        self.together = mode == "side-by-side"
         self.setWindowTitle("Repeat the comparison")
         o = initial or RepeatOptions()
         form = QFormLayout(self)
@@ -52,7 +63,16 @@ class RepeatOptionsDialog(QDialog):
         self.alternate = QCheckBox("Alternate which side goes first")
         self.alternate.setChecked(o.alternate)
         self.alternate.setToolTip(ALTERNATE_TIP)
+        #: side by side: why there is no order to alternate (shown instead of the box)
+        self.together_note = QLabel(
+            "Side by side: combined and parallel are sent together, so there is no order "
+            "to alternate."
+        )
+        self.together_note.setWordWrap(True)
         form.addRow(self.alternate)
+        form.addRow(self.together_note)
+        self.alternate.setVisible(not self.together)
+        self.together_note.setVisible(self.together)
         self.warmup = QSpinBox()
         self.warmup.setRange(0, 1)
         self.warmup.setValue(o.warmup)
@@ -82,7 +102,7 @@ class RepeatOptionsDialog(QDialog):
         """The choices as :class:`RepeatOptions`."""
         return RepeatOptions(
             repeat=self.runs.value(),
-            alternate=self.alternate.isChecked(),
+            alternate=self.alternate.isChecked() and not self.together,
             warmup=self.warmup.value(),
             pause_s=round(self.pause.value(), 1),
             nonce=self.nonce.isChecked(),

@@ -14,6 +14,7 @@ The PNG is the three plots through pyqtgraph's ``ImageExporter`` at 2×.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,15 +64,44 @@ def spread_text(s: Spread | None, unit: str = " s", nd: int = 2) -> str:
     return f"{s.median:.{nd}f}{unit} ({s.min:.{nd}f}–{s.max:.{nd}f})"
 
 
-def strip_values(rows: Sequence[RepeatRow], figure: str) -> dict[str, list[float]]:
+#: a strip plot's y axis spans at least this share of its values' median …
+MIN_SPAN_SHARE = 0.2
+
+
+def strip_range(values: Sequence[float]) -> tuple[float, float]:
+    """A strip plot's y range for ``values``: their own range, widened about its middle to
+    at least :data:`MIN_SPAN_SHARE` of their median, so runs 0.3 % apart sit together
+    instead of filling the plot (pyqtgraph's auto range would stretch any spread to the
+    full height); never below 0 for values that are not (times and ratios). ``(0, 1)``
+    for no values."""
+    if not values:
+        return 0.0, 1.0
+    lo, hi = min(values), max(values)
+    mid = statistics.median(values)
+    span = max(hi - lo, MIN_SPAN_SHARE * abs(mid), 1e-6)
+    centre = (lo + hi) / 2
+    low, high = centre - span / 2, centre + span / 2
+    if lo >= 0 and low < 0:
+        low, high = 0.0, span
+    return low, high
+
+
+def strip_values(
+    rows: Sequence[RepeatRow], figure: str, disturbed: bool = False
+) -> dict[str, list[Any]]:
     """The dots of ``figure`` (``makespan``, ``ttft``, ``speedup``): per strip (a side, or
-    ``speedup``) each counted run's value, in run order (unknown values left out)."""
+    ``speedup``) each counted run's value, in run order (unknown values left out). With
+    ``disturbed`` the same lists hold, per dot, whether the machine disturbed its run."""
+
+    def value(r: RepeatRow, v: float) -> Any:
+        return r.disturbed is not None if disturbed else v
+
     if figure == "speedup":
-        return {"speedup": [r.speedup for r in rows if r.speedup is not None]}
-    out: dict[str, list[float]] = {}
+        return {"speedup": [value(r, r.speedup) for r in rows if r.speedup is not None]}
+    out: dict[str, list[Any]] = {}
     for r in rows:
         for side, v in (r.makespan_s if figure == "makespan" else r.ttft_s).items():
-            out.setdefault(side, []).append(v)
+            out.setdefault(side, []).append(value(r, v))
     order = ("combined", "parallel", "sequential")
     return {s: out[s] for s in order if s in out}
 
@@ -87,6 +117,8 @@ class StripPlots(pg.GraphicsLayoutWidget):
         self.setBackground(theme.window)
         self.dots: dict[tuple[str, str], pg.ScatterPlotItem] = {}
         self.medians: dict[tuple[str, str], float] = {}
+        #: each plot's y range (figure → (low, high)), from :func:`strip_range`
+        self.ranges: dict[str, tuple[float, float]] = {}
         colours = {
             "combined": theme.combined,
             "parallel": theme.accent,
@@ -102,15 +134,25 @@ class StripPlots(pg.GraphicsLayoutWidget):
             plot.hideButtons()
             plot.showGrid(x=False, y=True, alpha=0.3)
             strips = strip_values(rows, key)
+            flags = strip_values(rows, key, disturbed=True)
             ticks = []
+            every: list[float] = []
             for x, (strip, values) in enumerate(strips.items()):
                 n = len(values)
                 xs = [x + (JITTER * (i / (n - 1) - 0.5) if n > 1 else 0.0) for i in range(n)]
+                bad = flags.get(strip, [])
+                # a run the machine disturbed: a hollow ring in the error colour (left out
+                # of the median bar)
+                brushes = [
+                    pg.mkBrush(None) if b else pg.mkBrush(colours[strip]) for b in bad
+                ] or pg.mkBrush(colours[strip])
+                pens = [pg.mkPen(theme.error, width=2) if b else pg.mkPen(None) for b in bad]
                 dots = pg.ScatterPlotItem(
-                    xs, values, size=9, brush=pg.mkBrush(colours[strip]), pen=pg.mkPen(None)
+                    xs, values, size=9, brush=brushes, pen=pens or pg.mkPen(None)
                 )
                 plot.addItem(dots)
                 self.dots[(key, strip)] = dots
+                every += values
                 med = _median(figures, key, strip)
                 if med is not None:
                     self.medians[(key, strip)] = med
@@ -121,7 +163,9 @@ class StripPlots(pg.GraphicsLayoutWidget):
             # room for the strip names' whole height (descenders included) at any scale
             plot.getAxis("bottom").setHeight(QFontMetrics(font).height() + round(14 * scale))
             plot.setXRange(-0.6, max(len(strips) - 1, 0) + 0.6, padding=0)
-            plot.enableAutoRange(axis="y")  # the runs' own range: their spread shows
+            lo, hi = strip_range(every)
+            self.ranges[key] = (lo, hi)
+            plot.setYRange(lo, hi, padding=0.05)
             for side in ("left", "bottom"):
                 axis = plot.getAxis(side)
                 axis.setTickFont(font)
@@ -182,9 +226,11 @@ class RepeatResults(QDialog):
         figures: RepeatFigures,
         together: bool,
         scale: float = 1.0,
+        slips: Sequence[float | None] = (),
     ) -> None:
         super().__init__(parent)
         self.options, self.states, self.nonces = options, list(states), list(nonces)
+        self.slips = list(slips)
         self.rows, self.figures = list(rows), figures
         self.setWindowTitle(f"Repeated the comparison: {figures.runs} of {options.repeat} runs")
         layout = QVBoxLayout(self)
@@ -199,6 +245,10 @@ class RepeatResults(QDialog):
         #: how the runs were sent (core's repeats line)
         self.how = options.line(together)
         lines.append(self.how)
+        #: the runs the machine disturbed, left out of the medians, with the reasons
+        self.left_out = f.left_out_line(self.rows)
+        if self.left_out:
+            lines.append(f"<span style='color:{theme.error}'>{self.left_out}</span>")
         self.text = QLabel("<br>".join(lines))
         self.text.setWordWrap(True)
         layout.addWidget(self.text)
@@ -239,7 +289,7 @@ class RepeatResults(QDialog):
 
     def document(self) -> dict[str, Any]:
         """The JSON document (:func:`~splitdesk.core.bench.repeats.window_document`)."""
-        return window_document(self.states, self.options, self.nonces)
+        return window_document(self.states, self.options, self.nonces, self.slips)
 
     def save_csv(self, path: Path) -> None:
         """Write :meth:`csv_text` to ``path`` (``OSError`` when it cannot)."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog
 
+from splitdesk.core.analyse.predict import schedule_slip_s
 from splitdesk.core.bench.repeats import (
     RepeatFigures,
     RepeatOptions,
@@ -57,6 +58,9 @@ class RepeatSession:
         self.schedule = options.schedule()
         self.states: list[RunState] = []
         self.nonces: list[str | None] = []
+        #: the built-in endpoint's slip during each counted run (seconds; ``None``: another
+        #: endpoint), which flags a run the machine disturbed
+        self.slips: list[float | None] = []
         self.warmups: list[RunState] = []
         self.rows: list[RepeatRow] = []
         self.cancelled = False
@@ -134,6 +138,14 @@ class RepeatSession:
                 w.runs.busyChanged.disconnect(self._stop_when_busy)
                 self._stop_connected = False
 
+    def _sim_url(self) -> str | None:
+        """The built-in endpoint's root while the window runs on it (its schedule slip is
+        read around each run), else ``None``."""
+        sim = self.port.runs.sim
+        if sim is None or not self.port.endpoint_settings().is_builtin:
+            return None
+        return str(sim.url)
+
     def _cannot_start(self) -> str | None:
         """Why the window would not start a run now (``None``: it would)."""
         w = self.port
@@ -157,7 +169,10 @@ class RepeatSession:
                 self.port.say(f"Repeat stopped: {problem}")
                 break
             self.progress.setLabelText(self._label(i, eta))
+            sim = self._sim_url()
+            slip0 = await schedule_slip_s(sim) if sim is not None else None
             state = await self._one(run)
+            slip1 = await schedule_slip_s(sim) if sim is not None else None
             if state.ended is None or state.ended.stopped:
                 break
             if run.warmup:
@@ -165,11 +180,14 @@ class RepeatSession:
             else:
                 self.states.append(state)
                 self.nonces.append(run.nonce)
+                self.slips.append(
+                    slip1 - slip0 if slip0 is not None and slip1 is not None else None
+                )
             self.progress.setValue(i + 1)
             eta = eta_s(i + 1, len(self.schedule), time.monotonic() - t0)
         self.progress.reset()
         self.progress.hide()
-        self.rows = window_rows(self.states, self.nonces)
+        self.rows = window_rows(self.states, self.nonces, self.slips)
         self.figures = repeat_figures(self.rows)
         # side by side: both sides in one phase, no order to alternate
         together = any("+" in side for r in self.rows for side in r.order) or (
@@ -185,6 +203,7 @@ class RepeatSession:
             self.figures,
             together,
             self.port.scale,
+            self.slips,
         )
         self.results.show()
         self.text = self.results.text  # the median (min–max) text

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from splitdesk.core.analyse.diagnosis import LIMIT_CODES
 from splitdesk.core.analyse.predict import predicted_makespan, schedule_slip_s
 from splitdesk.core.bench.sweep import (
     SweepRun,
@@ -46,6 +48,7 @@ from splitdesk.core.bench.sweep import (
 from splitdesk.core.files.report import endpoint_info
 from splitdesk.core.files.sweep_files import SweepFileError, read_sweep, save_sweep, sweeps_dir
 from splitdesk.core.measure.client_pattern import ClientPattern
+from splitdesk.core.measure.server_limits import probe_limit
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.tasks import spawn
 from splitdesk.ui.engineer.sweep_view import SweepView
@@ -133,8 +136,21 @@ class SweepSession:
                 where.get("model", settings.model),
                 settings.profile if settings.is_builtin else None,
             )
+            limit = None
+            codes = {(r.to_json().get("diagnosis") or {}).get("code") for r in rows}
+            if codes & set(LIMIT_CODES):  # only a server that showed a limit is asked
+                sim = w.runs.sim if settings.is_builtin else None
+                base = sim.openai_base_url if sim is not None else settings.base_url
+                limit = await probe_limit(base, settings.verify)
             self.doc = sweep_document(
-                info, self.questions, self.generated, self.max_n, self.repeat, rows, self.client
+                info,
+                self.questions,
+                self.generated,
+                self.max_n,
+                self.repeat,
+                rows,
+                self.client,
+                limit,
             )
             try:
                 self.path = await asyncio.to_thread(save_sweep, self.doc)
@@ -185,6 +201,14 @@ class SweepSession:
             )
             t0 = time.monotonic()
             run = await self._one_run(request, step)
+            if run is not None and run.disturbed and not self.cancelled:
+                # the machine distorted it (core/analyse/disturbance.py): once more, and the
+                # row says why the first was dropped
+                first = run.disturbed
+                log.info("sweep: N = %d %s measured again: %s", step.n, step.mode, first)
+                run = await self._one_run(request, step)
+                if run is not None:
+                    run = replace(run, remeasured=first)
             if run is None:
                 return
             self.runs.append(run)

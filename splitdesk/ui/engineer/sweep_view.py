@@ -50,17 +50,49 @@ from splitdesk.ui.common.theme import Theme, ui_font
 from splitdesk.ui.render.exports import save_png
 
 #: The table's column headings (units in each).
-COLUMNS = ("N", "combined\nwall (s)", "parallel\nwall (s)", "speed-up\n(×)", "predicted\n(×)")
+COLUMNS = (
+    "N",
+    "combined\nwall (s)",
+    "parallel\nwall (s)",
+    "speed-up\n(×)",
+    "predicted\n(×)",
+    "note",
+)
 #: Legend names of the plot's curves.
 MEASURED = "measured speed-up"
 IDEAL = "ideal: y = N"
 PREDICTED = "predicted (cost model)"
+DISTURBED = "disturbed (not read)"
 #: A PNG export is drawn at this many times the plot's size on screen.
 PNG_SCALE = 2.0
 
 
 def _num(x: float | None, nd: int = 2) -> str:
     return "—" if x is None else f"{x:.{nd}f}"
+
+
+def row_note(row: dict[str, Any]) -> str:
+    """The note column, in a few words: "not read (disturbed)" when the machine disturbed
+    every run of the row, "runs left out" when it disturbed some (left out of the row's
+    medians), "measured again" when a first measurement was dropped. The reasons are the
+    cell's tooltip (:func:`row_reasons`) and the notes under the plot."""
+    parts = []
+    if row.get("disturbed"):
+        parts.append("not read (disturbed)" if row.get("disturbed_all") else "runs left out")
+    if row.get("remeasured"):
+        parts.append("measured again")
+    return ", ".join(parts)
+
+
+def row_reasons(row: dict[str, Any]) -> str:
+    """Why a row's note says what it says: each disturbed or re-measured run's reason."""
+    parts = []
+    if row.get("disturbed"):
+        word = "disturbed, not read" if row.get("disturbed_all") else "left out"
+        parts.append(f"{word}: {'; '.join(row['disturbed'])}")
+    if row.get("remeasured"):
+        parts.append(f"measured again, the first {'; the first '.join(row['remeasured'])}")
+    return " · ".join(parts)
 
 
 def table_cells(row: dict[str, Any]) -> list[str]:
@@ -71,7 +103,17 @@ def table_cells(row: dict[str, Any]) -> list[str]:
         _num(row.get("parallel_wall_s")),
         _num(row.get("speedup")),
         _num(row.get("predicted_speedup")),
+        row_note(row),
     ]
+
+
+def reading_line(doc: dict[str, Any]) -> str:
+    """Where the measured curve leaves the ideal and why (the document's ``reading``,
+    :mod:`splitdesk.core.analyse.sweep_reading`), or why nothing is said."""
+    reading = doc.get("reading")
+    if isinstance(reading, dict) and reading.get("text"):
+        return f"Speed-up {reading['text']}"
+    return "Too few N measured to say where the curve leaves the ideal."
 
 
 def client_line(doc: dict[str, Any]) -> str:
@@ -158,7 +200,24 @@ class SweepView(QDialog):
                 # over the measured line, dashed: where the two agree both stay visible
                 z=1,
             )
-        measured = [(r["n"], r["speedup"]) for r in rows if r.get("speedup") is not None]
+        # a row the machine disturbed in every run is no measurement: drawn apart, hollow
+        bad = [(r["n"], r["speedup"]) for r in rows if r.get("disturbed_all") and r.get("speedup")]
+        if bad:
+            self._curve(
+                DISTURBED,
+                [n for n, _ in bad],
+                [y for _, y in bad],
+                pen=None,
+                symbol="o",
+                symbolSize=14,
+                symbolBrush=None,
+                symbolPen=pg.mkPen(theme.error, width=3),
+            )
+        measured = [
+            (r["n"], r["speedup"])
+            for r in rows
+            if r.get("speedup") is not None and not r.get("disturbed_all")
+        ]
         self._curve(
             MEASURED,
             [n for n, _ in measured],
@@ -171,6 +230,9 @@ class SweepView(QDialog):
         )
         item.setXRange(0.5, top + 0.5, padding=0)
 
+        self.reading = QLabel(reading_line(doc))
+        self.reading.setWordWrap(True)
+        self.reading.setFont(ui_font(scale, 0))
         self.client = QLabel(client_line(doc))
         self.client.setFont(ui_font(scale, -1))
         notes = []
@@ -180,6 +242,9 @@ class SweepView(QDialog):
         failed = [str(r["n"]) for r in rows if r.get("failed")]
         if failed:
             notes.append(f"Requests failed at N = {', '.join(failed)}: those speed-ups are —.")
+        for r in rows:  # the machine's disturbances, each with its reason
+            if r.get("disturbed") or r.get("remeasured"):
+                notes.append(f"N = {r['n']}: {row_reasons(r)}.")
         self.notes = QLabel(" ".join(notes))
         self.notes.setWordWrap(True)
         self.notes.setVisible(bool(notes))
@@ -196,6 +261,8 @@ class SweepView(QDialog):
             for j, text in enumerate(table_cells(row)):
                 cell = QTableWidgetItem(text)
                 cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if j == len(COLUMNS) - 1:
+                    cell.setToolTip(row_reasons(row))
                 self.table.setItem(i, j, cell)
 
         self.kept = QLabel(f"Kept in {path}" if path is not None else "Not kept (see status)")
@@ -230,6 +297,7 @@ class SweepView(QDialog):
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addWidget(self.where)
+        lay.addWidget(self.reading)
         lay.addWidget(self.split, 1)
         lay.addWidget(self.client)
         lay.addWidget(self.notes)

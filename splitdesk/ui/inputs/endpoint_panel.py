@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -72,6 +72,28 @@ KEY_SOURCES = {
     KeySource.KEYRING: "OS keyring",
     KeySource.SESSION: "This session only",
 }
+
+
+#: characters a combo box keeps room for at least; wider text scrolls inside it, not the panel
+COMBO_MIN_CHARS = 10
+
+
+def fit_form(form: QFormLayout) -> None:
+    """A form that fits any sidebar width: a label goes above its field when the two do
+    not fit side by side (``WrapLongRows``), and fields take the width there is."""
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+
+
+def fit_combo(combo: QComboBox) -> None:
+    """A combo box whose smallest width is :data:`COMBO_MIN_CHARS` characters, not its
+    longest item's (a dialect or model name): it grows with the panel and never pushes
+    the panel wider than the sidebar (a sideways scroll bar, labels cut to "se URL")."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(COMBO_MIN_CHARS)
+    policy = combo.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Expanding)
+    combo.setSizePolicy(policy)
 
 
 def parse_headers(text: str) -> tuple[dict[str, str], str | None]:
@@ -144,9 +166,12 @@ class EndpointPanel(QWidget):
         self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.list_models = QPushButton("List models")
         self.list_models.clicked.connect(self._list_models)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model, 1)
-        model_row.addWidget(self.list_models)
+        # the model's name gets the row's whole width (a long GGUF file name is the model's
+        # name on llama.cpp); the button sits under it, so a narrow sidebar never cuts it
+        model_row = QVBoxLayout()
+        model_row.setContentsMargins(0, 0, 0, 0)
+        model_row.addWidget(self.model)
+        model_row.addWidget(self.list_models, 0, Qt.AlignmentFlag.AlignLeft)
         self.model_note = QLabel("")
         self.model_note.setObjectName("hint")
         self.model_note.setWordWrap(True)
@@ -165,7 +190,9 @@ class EndpointPanel(QWidget):
         self.key_note.setWordWrap(True)
         self.remote_box = QGroupBox("Server")
         rf = QFormLayout(self.remote_box)
-        rf.addRow("Base URL", self.base_url)
+        # the base URL on a row of its own under its label, as the model: a URL is long
+        rf.addRow(QLabel("Base URL"))
+        rf.addRow(self.base_url)
         rf.addRow("", self.source_note)
         rf.addRow("API dialect", self.api)
         rf.addRow("API key from", self.key_source)
@@ -217,18 +244,21 @@ class EndpointPanel(QWidget):
         self.headers_note.setObjectName("problem")
         gen = QGroupBox("Requests")
         gf = QFormLayout(gen)
-        gf.addRow("Model", model_row)
-        gf.addRow("", self.model_note)
+        # the model on a row of its own under its label: the whole width for its name
+        gf.addRow(QLabel("Model"))
+        gf.addRow(model_row)
+        gf.addRow(self.model_note)
         gf.addRow("Max tokens per answer", self.max_tokens)
         gf.addRow("Temperature", self.temperature)
         gf.addRow("Connect timeout", self.connect_timeout)
         gf.addRow("Read timeout", self.read_timeout)
         gf.addRow("Retry on 429", self.retry_429)
         gf.addRow(self.verify)
-        gf.addRow("", self.ca_bundle)
-        gf.addRow("", self.tls_note)
-        gf.addRow("Headers", self.headers)
-        gf.addRow("", self.headers_note)
+        gf.addRow(self.ca_bundle)
+        gf.addRow(self.tls_note)
+        gf.addRow(QLabel("Headers"))
+        gf.addRow(self.headers)
+        gf.addRow(self.headers_note)
 
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(self._test)
@@ -240,6 +270,10 @@ class EndpointPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         form = QFormLayout()
         form.addRow("Preset", self.preset)
+        for f in (form, bf, rf, gf):
+            fit_form(f)
+        for combo in (self.preset, self.profile, self.api, self.model, self.key_source):
+            fit_combo(combo)
         lay.addLayout(form)
         lay.addWidget(self.builtin_box)
         lay.addWidget(self.remote_box)
@@ -280,8 +314,11 @@ class EndpointPanel(QWidget):
             self.profile.setCurrentIndex(max(0, self.profile.findData(s.profile)))
             self.speed.setValue(s.speed)
             self.base_url.setText(s.base_url)
+            self.base_url.setCursorPosition(0)  # a URL too long to show: its start shows
             self.api.setCurrentIndex(max(0, self.api.findData(s.api)))
             self.model.setCurrentText(s.model)
+            if (line := self.model.lineEdit()) is not None:
+                line.setCursorPosition(0)
             self.key_source.setCurrentIndex(max(0, self.key_source.findData(s.key_source.value)))
             self.key_env.setText(s.key_env)
             self.max_tokens.setValue(s.max_tokens)
@@ -547,6 +584,27 @@ class EndpointPanel(QWidget):
             )
 
         await self._guarded(action, self.model_note)
+
+    async def choose_only_model(self) -> str | None:
+        """Ask the endpoint for its models (off the GUI thread) and take its only one, as
+        ``splitdesk bench`` does without ``--model`` (``splitdesk --endpoint URL`` without
+        ``--model``); with several, the model note lists them and asks to pick one. Returns
+        the model chosen, ``None`` when none was (the note says why). Never raises."""
+        chosen: list[str] = []
+
+        async def action() -> str:
+            models = (await self._models()).models
+            self.model.clear()
+            self.model.addItems(models)
+            if len(models) == 1:
+                self.model.setCurrentText(models[0])
+                chosen.append(models[0])
+                return f"the endpoint's only model: {models[0]}"
+            shown = ", ".join(models[:6]) + ("…" if len(models) > 6 else "")
+            return f"pick one: the endpoint serves {len(models)} models: {shown or 'none'}"
+
+        await self._guarded(action, self.model_note)
+        return chosen[0] if chosen else None
 
     @task_slot
     async def _test(self) -> None:

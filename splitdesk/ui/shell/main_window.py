@@ -677,6 +677,8 @@ class MainWindow(QMainWindow):
 
     def _endpoint_edited(self) -> None:
         self._saved_endpoint = None  # the user chose: save what they chose
+        if self.statusBar().currentMessage().startswith("Ready."):  # it follows the endpoint
+            self._show_ready()
 
     def _busy_changed(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)
@@ -781,6 +783,7 @@ class MainWindow(QMainWindow):
         self.runFinished.emit(state)
 
     def _show_ready(self) -> None:
+        """The status line before a run: where the requests will go."""
         ep = self.endpoint.settings()
         self.say(
             "Ready. The built-in endpoint needs no network."

@@ -316,8 +316,10 @@ def header_variants(f: RequestFigures) -> list[str]:
             else "",
         ]
         return _variants([f"✕ {failure_word(f.error)}", *got], drop=(2, 1))
-    if f.retries and f.attempt_ttft_s is not None:
-        ttft = f"TTFT {f.attempt_ttft_s:.2f} s · waited {f.ttft_s or 0:.2f} s"
+    if f.retries and f.attempt_ttft_s is not None and f.ttft_s is not None:
+        # TTFT is the user's wait everywhere (core/analyse/metrics.py); the answered
+        # attempt's own is named apart
+        ttft = f"TTFT {f.ttft_s:.2f} s · attempt TTFT {f.attempt_ttft_s:.2f} s"
     else:
         ttft = f"TTFT {f.ttft_s:.2f} s" if f.ttft_s is not None else "TTFT …"
     count = f"{'~' if f.tokens_source == 'events' else ''}{f.output_tokens} tok"

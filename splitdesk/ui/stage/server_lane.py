@@ -165,6 +165,10 @@ class ServerLane(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
         self._timer.timeout.connect(self.redraw)
+        #: once after a run with no sample: the poller's last word (:meth:`finish`)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.timeout.connect(self._settled)
         self.setVisible(False)
 
     def set_fold(self, fold: str, by_user: bool = False) -> None:
@@ -286,14 +290,39 @@ class ServerLane(QWidget):
 
     def finish(self, state: RunState | None = None) -> None:
         """The run ended: stop polling (without waiting for the thread) and draw the last
-        samples."""
+        samples. With none, the caption says why instead of "asking …" (the run sent
+        nothing; the server's answer, read again once the poller's last attempt is over)."""
         self.stop()
         self.redraw()
+        poller = self.poller
+        if poller is None or self.recorded is not None or poller.samples:
+            return
+        if not poller.started:
+            self.caption.setText("Server: not asked (the run sent no request)")
+            return
+        self.caption.setText(self._none_text(poller))
+        # a timer of the lane's own: it dies with the lane (a stage rebuilt for presenting)
+        self._settle.start(round(max(poller.period_s, 1.0) * 1000) + 200)
+
+    @staticmethod
+    def _none_text(poller: MetricsPoller) -> str:
+        """The caption of a run whose server gave no sample: its last answer, or that the
+        run ended before it answered."""
+        if poller.status in ("not started", "ok"):
+            return "Server metrics: none (the run ended before the server answered)"
+        return f"Server metrics: none ({poller.status})"
+
+    def _settled(self) -> None:
+        """After the last attempt of a finished run's poller: its final word."""
+        poller = self.poller
+        if poller is not None and not poller.samples and self.recorded is None:
+            self.caption.setText(self._none_text(poller))
 
     def stop(self) -> None:
         """Stop the poller without blocking the GUI thread."""
         self._stop_watching()
         self._timer.stop()
+        self._settle.stop()
         if self.poller is not None:
             self.poller.stop(timeout=0)
 

@@ -15,13 +15,14 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from splitdesk.core.analyse.cost import Prices, side_tokens, token_ratio
+from splitdesk.core.analyse.cost import Prices, format_costs, side_tokens, token_ratio
 from splitdesk.core.analyse.diagnosis import (
     Diagnosis,
     common_failure,
     decompose_groups,
     diagnose_state,
     failure_summary,
+    no_markers,
     no_verdict_reason,
 )
 from splitdesk.core.analyse.metrics import GroupMetrics, RunSummary, summarize
@@ -306,6 +307,13 @@ class SummaryStrip(QFrame):
         finished = state.ended is not None
         done = {g: m.finished == m.requests for g, m in summary.groups.items()}
         heads = []
+        # each finished side's cost, formatted together so two costs never read alike
+        costs: dict[str, float] = {}
+        for g in summary.groups:
+            cost = side_tokens(state.requests, g).cost(self.prices) if done[g] else None
+            if cost is not None:
+                costs[g] = cost
+        shown = dict(zip(costs, format_costs(list(costs.values())), strict=True))
         for g, label in (
             ("combined", "Combined"),
             ("parallel", "Parallel"),
@@ -318,10 +326,9 @@ class SummaryStrip(QFrame):
             if failures is not None:  # a time over the requests that got through misleads
                 heads.append(f"{label}: <span style='color:{t.error}'>{failures}</span>")
             elif done[g]:
-                cost = side_tokens(state.requests, g).cost(self.prices)  # core/cost.py
-                money = (
-                    f" <span style='color:{t.muted}; font-size:small'>cost {cost:.4f}</span>"
-                    if cost is not None
+                money = (  # core/analyse/cost.py: the figure and its formatting
+                    f" <span style='color:{t.muted}; font-size:small'>cost {shown[g]}</span>"
+                    if g in shown
                     else ""
                 )
                 heads.append(f"{label} <b>{_s(m.makespan_s)}</b>{money}")
@@ -343,8 +350,13 @@ class SummaryStrip(QFrame):
             )
             line += f" · <span style='color:{color}'>{v.text}</span>"
             if v.kind != "no-verdict":
-                if diagnosis is not None and diagnosis.one_at_a_time and v.kind == "sooner":
-                    # faster, but the server ran one request at a time: say where it came from
+                split = decompose_groups(summary.groups)
+                if (
+                    diagnosis is not None
+                    and diagnosis.one_at_a_time
+                    and v.kind == "sooner"
+                    and (split is None or split.concurrency_factor < 1.05)
+                ):  # faster, one request at a time: where it came from, as the split says
                     line += (
                         f" <span style='color:{t.muted}'>— from the prompt's shape, "
                         "not concurrency</span>"
@@ -485,13 +497,14 @@ class SummaryStrip(QFrame):
             if cs is not None or ps is not None:
                 c_at, p_at = _s(cs, 2), _s(ps, 2)
                 if finished:  # over: a missing start is an answer that never came, not "…"
-                    c_at = c_at if cs is not None else "no answer"
+                    # a combined reply with text but no markers: its answers may be there,
+                    # where each starts cannot be told (core/analyse/diagnosis.no_markers)
+                    combined = self.state.group("combined") if self.state else []
+                    unmarked = any(no_markers(r) for r in combined)
+                    c_at = c_at if cs is not None else ("no markers" if unmarked else "no answer")
                     p_at = p_at if ps is not None else self._why_missing(last)
-                lead = (
-                    f"answer {n} appeared after"
-                    if "no answer" not in c_at + p_at
-                    else f"answer {n}:"
-                )
+                missing = any(w in c_at + p_at for w in ("no answer", "no markers"))
+                lead = f"answer {n} appeared after" if not missing else f"answer {n}:"
                 self.payoff.setText(
                     f"{lead} <b>{c_at}</b> in the combined reply vs <b>{p_at}</b> in parallel"
                 )

@@ -80,15 +80,18 @@ def prefill_tip(name: str, f: RequestFigures) -> str:
 
 
 def ttft_text(f: RequestFigures) -> str:
-    """A wait bar's TTFT wording from the figure set (formatting only): the attempt's TTFT
-    and the wait since the first send for a retried request; a tool-call-only reply has
-    no TTFT and says when its first tool call came."""
+    """A wait bar's TTFT wording from the figure set (formatting only): TTFT (from the
+    first send: the user's wait) and, for a retried request, the attempt TTFT beside it,
+    named; a tool-call-only reply has no TTFT and says when its first tool call came."""
     if f.ttft_s is None:
         if f.first_tool_call_s is not None:
             return f"no text (no TTFT) · first tool call {f.first_tool_call_s:.3f} s"
         return "no token yet"
     if f.retries and f.attempt_ttft_s is not None:
-        return f"TTFT {f.attempt_ttft_s:.3f} s · waited {f.ttft_s:.3f} s since the first send"
+        return (
+            f"TTFT {f.ttft_s:.3f} s from the first send · attempt TTFT "
+            f"{f.attempt_ttft_s:.3f} s from the answered attempt's"
+        )
     return f"TTFT {f.ttft_s:.3f} s"
 
 
@@ -100,7 +103,7 @@ class Bar:
     lane: int
     x0: float
     x1: float
-    kind: str  # "wait", "prefill", "backoff", "stream", "ghost"
+    kind: str  # "connect", "wait", "prefill", "backoff", "stream", "ghost"
     color: str
     make_tip: str | Callable[[], str] = field(repr=False)
 
@@ -115,6 +118,21 @@ class Bar:
 #: A drawn bar: x0, x1 (seconds), the lane's centre y, the lane's height factor (1 for a
 #: lane of its own, less for a packed parallel lane), brush (``None``: the item's own).
 Rect = tuple[float, float, float, float, "QBrush | None"]
+
+
+#: a connection wait this long (seconds) is named on its segment
+CONNECT_LABEL_S = 0.5
+
+
+def _conn_tip(name: str, start: float, f: RequestFigures) -> str:
+    """A connection bar's hover text: when it opened, when the server answered on it."""
+    wait = f.connection_wait_s or 0.0
+    c = f.connection_connect_s
+    tcp = f" (TCP connect {c * 1000:.0f} ms)" if c is not None else ""
+    text = f"{name}\nconnection opened at {start:.3f} s{tcp}; the server answered on it after {wait:.3f} s"
+    if wait >= CONNECT_LABEL_S:
+        text += "\nit waited to be taken up: the server's connection handlers were busy"
+    return text
 
 
 class LaneBars(pg.GraphicsObject):
@@ -291,6 +309,10 @@ class Timeline(QWidget):
             pg.mkPen(theme.error, style=Qt.PenStyle.DotLine),
             QBrush(backoff_color),
         )
+        # a connection's set-up before its request (warm connections): a thin hollow bar
+        self.connect_item = LaneBars(
+            BAR_HEIGHT * 0.35, pg.mkPen(theme.muted, width=1.5), QBrush(Qt.BrushStyle.NoBrush)
+        )
         self.stream_item = LaneBars(BAR_HEIGHT, pg.mkPen(None), None)
         ghost_pen = pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine)
         self.ghost_item = LaneBars(BAR_HEIGHT + 0.18, ghost_pen, None)
@@ -301,6 +323,7 @@ class Timeline(QWidget):
         )
         for it in (
             self.ghost_item,
+            self.connect_item,
             self.wait_item,
             self.prefill_item,
             self.backoff_item,
@@ -524,6 +547,14 @@ class Timeline(QWidget):
             last = f.t_last_token
             color = self.theme.combined if r.group == "combined" else lane_hex(r.questions[0])
             name = lane_names[lane]
+            wait = f.connection_wait_s
+            if wait is not None and r.t_conn_start is not None:  # the connection's own phase
+                c0 = r.t_conn_start - o
+                bars.append(
+                    Bar(lane, c0, c0 + wait, "connect", self.theme.muted, _conn_tip(name, c0, f))
+                )
+                if wait >= CONNECT_LABEL_S:  # a wait worth naming: said on its segment
+                    backoff_labels.append((c0, lane, f"connection waited {wait:.1f} s"))
             # Each refused attempt: its wait, then the back-off it obeyed (own segment).
             attempt_send = send
             for b in f.backoffs:
@@ -741,6 +772,7 @@ class Timeline(QWidget):
         self._set_lane_ticks()  # the lanes' layout (packed or not) before the bars' places
         ys, ks = self.lane_y, self.lane_k
         for kind, item in (
+            ("connect", self.connect_item),
             ("wait", self.wait_item),
             ("prefill", self.prefill_item),
             ("backoff", self.backoff_item),

@@ -79,3 +79,14 @@ def test_a_broken_prices_file_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(PricesFileError, match="cannot read the prices"):
         load_prices("k", path)
     assert path.read_text() == "{not json"  # nothing lost
+
+
+def test_costs_are_formatted_by_one_function_that_tells_the_sides_apart() -> None:
+    from splitdesk.core.analyse.cost import format_costs
+
+    # the run: 0.0004 on both sides in the window while bench said 0.000427/0.000405
+    assert format_costs([0.000427, 0.000405]) == ["0.000427", "0.000405"]
+    assert format_costs([0.0004271, 0.0004269]) == ["0.0004271", "0.0004269"]
+    assert format_costs([12.5, 3.25]) == ["12.50", "3.25"]
+    assert format_costs([0.12, 0.12]) == ["0.120", "0.120"]  # equal costs may print equal
+    assert format_costs([]) == []

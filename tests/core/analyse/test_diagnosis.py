@@ -11,6 +11,7 @@ from splitdesk.core.analyse.diagnosis import (
     common_failure,
     decode_rates_by_concurrency,
     decompose,
+    decompose_groups,
     diagnose,
     diagnose_state,
     explain_wait,
@@ -19,6 +20,7 @@ from splitdesk.core.analyse.diagnosis import (
     no_markers,
     waiting_state,
 )
+from splitdesk.core.analyse.metrics import summarize
 from splitdesk.core.run.events import (
     Group,
     HeadersReceived,
@@ -188,7 +190,9 @@ def test_compute_bound_when_per_stream_speed_falls() -> None:
     assert d.code == "compute-bound"
     assert d.evidence["rate_ratio"] == pytest.approx(0.25)
     assert d.evidence["streams"] == N
-    assert "50 tok/s alone to 12.5 tok/s with 5 streams" in d.text
+    # the parallel streams were never alone: the lone rate is the combined request's, named so
+    assert d.evidence["lone_from"] == "combined"
+    assert "50 tok/s (the combined request alone) to 12.5 tok/s with 5 streams" in d.text
 
 
 def test_compute_bound_side_by_side_from_the_combined_streams_own_gaps() -> None:
@@ -456,3 +460,42 @@ def test_failure_word_names_the_failure_without_figures() -> None:
     assert failure_word(RequestError(ErrorKind.HTTP, "HTTP 401", 401)) == "HTTP 401"
     assert failure_word(RequestError(ErrorKind.CONNECT, "refused")) == "cannot connect"
     assert failure_word(None) == "failed"
+
+
+def test_rate_limit_concurrency_counts_only_the_parallel_requests_on_their_own_clock() -> None:
+    # bench: each mode its own run, each timed from its own origin; the combined and the
+    # sequential requests overlap the parallel ones in numbers only
+    comb = build([Req("combined", 0.0, first=0.01, tokens=500)]).requests
+    par = build(
+        [Req("parallel", 0.0, first=0.01) for _ in range(2)]
+        + [Req("parallel", 0.0, status=429) for _ in range(3)]
+    ).requests
+    seq = build([Req("sequential", 0.0, first=0.01 + 2.0 * i) for i in range(5)]).requests
+    d = diagnose([comb, par, seq])
+    assert d.code == "rate-limited"
+    assert d.evidence["max_concurrent"] == 2
+    assert d.text.endswith("a rate limit capped concurrency at about 2 parallel requests at once.")
+
+
+def test_one_at_a_time_text_uses_the_split_it_prints_beside_it() -> None:
+    # one slot; the sequential baseline is slower than the parallel side only by the gaps
+    # between one-by-one requests: the split gives concurrency the gain, so must the text
+    reqs = [Req("combined", 0.0, first=0.01, tokens=500)]
+    reqs += [Req("parallel", 20.0, first=20.01 + 2.0 * i, tokens=100, phase=1) for i in range(N)]
+    reqs += [
+        Req("sequential", 40.0 + 2.2 * i, first=40.01 + 2.2 * i, tokens=100, phase=2)
+        for i in range(N)
+    ]
+    state = build(reqs)
+    dec = decompose_groups(summarize(state).groups)
+    assert dec is not None
+    d = diagnose_state(state)
+    assert d.code == "one-at-a-time"
+    assert "came from the prompt's shape" not in d.text
+    assert (
+        f"the {dec.speedup:.2f}× speed-up is {dec.prompt_shape_factor:.2f}× from the prompt's "
+        f"shape (combined → sequential) × {dec.concurrency_factor:.2f}× from concurrency"
+    ) in d.text
+    # bench passes the split over the repeats' medians: the text takes those factors
+    other = diagnose([state.requests], split=decompose(12.0, 10.0, 11.0))
+    assert "1.20× speed-up is 1.09× from the prompt's shape" in other.text

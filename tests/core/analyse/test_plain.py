@@ -106,6 +106,46 @@ def test_the_measured_line_is_the_verdict_with_its_numbers() -> None:
     assert line == f"Parallel finished {s.speedup:.1f}× sooner: {c:.1f} s against {p:.1f} s"
 
 
+def test_slot_limited_says_how_many_at_once_and_how_many_waited_for_a_slot() -> None:
+    """A real llama-server with 4 slots (tests/fixtures/llamacpp): 8 questions measured
+    apart went 4 + 4; side by side the combined request took a slot and 5 waited. The
+    figures are the slot reading's (its k, queued streams and median queue wait)."""
+    from pathlib import Path
+
+    from paths import FIXTURES
+    from splitdesk.core.analyse.diagnosis import with_configured_limit
+    from splitdesk.core.files.recording import load_recording, rebuild_state
+
+    path: Path = FIXTURES / "llamacpp" / "runs-np4-8q.splitdesk.json"
+    states = {r.mode: rebuild_state(r) for r in load_recording(path).runs}
+    apart = states["one-after-another"]
+    d = diagnose_state(apart)
+    assert d.code == "slot-limited", d.to_json()
+    wait = float(d.evidence["queue_wait_s"] or 0.0)
+    assert plain_words(apart, summarize(apart), d) == (
+        "The server writes at most 4 replies at once; the other 4 waited for a free slot "
+        f"(about {wait:.1f} s each), so the 8 questions went in 2 rounds."
+    )
+    # the server's own word for its limit, when it published one
+    told = with_configured_limit(d, 4, "llama.cpp server /props total_slots")
+    assert plain_words(apart, summarize(apart), told).startswith(
+        "The server is set up to write at most 4 replies at once; "
+    )
+    shared = states["side-by-side"]
+    d = diagnose_state(shared)
+    assert d.code == "slot-limited", d.to_json()
+    wait = float(d.evidence["queue_wait_s"] or 0.0)
+    assert plain_words(shared, summarize(shared), d) == (
+        "The server writes at most 4 replies at once, and the combined request took one of "
+        f"them; the other 5 waited for a free slot (about {wait:.1f} s each)."
+    )
+    # one stream queued: said as one
+    queued_one = replace(d, evidence={**d.evidence, "queued": 1, "queue_wait_s": 1.49})
+    assert "the other one waited 1.5 s for a free slot." in plain_words(
+        shared, summarize(shared), queued_one
+    )
+
+
 def test_a_rate_limit_counts_the_requests_that_waited_and_asked_again() -> None:
     """A parallel request answered after a 429 and its Retry-After was refused too: the
     plain words count it (the rate-limit scenario said "refused 0 of the 5" beside four

@@ -77,6 +77,7 @@ def test_csv_has_one_line_per_run_with_every_side() -> None:
         "parallel_ttft_s",
         "speedup",
         "nonce",
+        "disturbed",
     ]
     assert table[1] == {
         "run": "2",
@@ -87,4 +88,5 @@ def test_csv_has_one_line_per_run_with_every_side() -> None:
         "parallel_ttft_s": "",
         "speedup": "",
         "nonce": "n1",
+        "disturbed": "",
     }

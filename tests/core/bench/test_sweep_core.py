@@ -133,8 +133,8 @@ def test_kept_sweeps_read_back_and_csv(tmp_path: Path) -> None:
         "model": "m",
     }
     assert sweep_csv(doc).splitlines() == [
-        "n,combined_wall_s,parallel_wall_s,speedup,predicted_speedup,ideal_speedup",
-        "1,1.2,1.0,1.2,1.2,1",
+        "n,combined_wall_s,parallel_wall_s,speedup,predicted_speedup,ideal_speedup,disturbed",
+        "1,1.2,1.0,1.2,1.2,1,",
     ]
     bad = tmp_path / "sweep-bad.json"
     bad.write_text(json.dumps({**doc, "rows": [{"n": "three"}]}), encoding="utf-8")

@@ -5,6 +5,7 @@ without a backup; every number in them is finite and bounded."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -24,13 +25,18 @@ from splitdesk.core.files.recording import (
     rebuild_state,
 )
 from splitdesk.core.files.settings import AppSettings, read_settings, save_settings
+from splitdesk.core.run.events import EVENT_TYPES
 
 #: The shape of each format version this code writes (sha256 of the pydantic JSON schema,
 #: first 16 hex digits). A field added, removed, retyped or re-bounded changes it: then
 #: bump FORMAT_VERSION (with a migration step and, for recordings, a fixture of the old
 #: version) and put the new fingerprint here. It must never change under the same version.
-RECORDING_SHAPES = {2: "371c04ddb88420fd"}
+RECORDING_SHAPES = {2: "371c04ddb88420fd", 3: "dea8bc1a96b01e90"}
 SETTINGS_SHAPES = {2: "b99b4a28e7d1e8cf"}
+#: The events a recording's runs hold are read by kind (core/run/events.py), outside the
+#: pydantic schema: their kinds and fields, fingerprinted the same way (a kind an older
+#: reader does not know made it refuse the whole file under an unchanged version).
+EVENT_SHAPES = {3: "ded423b3161e245f"}
 
 
 def shape(model: type[BaseModel]) -> str:
@@ -54,6 +60,24 @@ def test_the_format_version_changes_whenever_a_field_does(
         f"{model.__name__}'s fields changed but its format version is still {version}: "
         "bump FORMAT_VERSION, add the migration step (and an old-version fixture), and "
         f"record the new shape {shape(model)!r} here"
+    )
+
+
+def event_shape() -> str:
+    kinds = {
+        kind: [(f.name, str(f.type)) for f in dataclasses.fields(cls)]
+        for kind, cls in sorted(EVENT_TYPES.items())
+    }
+    return hashlib.sha256(json.dumps(kinds, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def test_the_recording_version_changes_whenever_an_event_kind_or_its_fields_do() -> None:
+    version = rec_mod.FORMAT_VERSION
+    assert version in EVENT_SHAPES, f"recording format {version} has no recorded event shape"
+    assert event_shape() == EVENT_SHAPES[version], (
+        f"the recorded events' kinds or fields changed but the recording format is still "
+        f"{version}: bump FORMAT_VERSION, add the migration step (and an old-version "
+        f"fixture), and record the new event shape {event_shape()!r} here"
     )
 
 

@@ -23,6 +23,7 @@ from splitdesk.core.measure.engine_protocol import (
 from splitdesk.core.measure.runner import RunConfig, Timeouts
 from splitdesk.core.run.events import (
     EVENT_TYPES,
+    ConnectionOpened,
     HeadersReceived,
     PhaseStarted,
     RequestEnded,
@@ -49,6 +50,7 @@ EVENTS: list[Any] = [
     RequestPlanned(0.0, 0, "parallel", (0,), "a", 0, 64),
     RequestSent(0.001, 0, 1),
     HeadersReceived(0.01, 0, 200, "req-1", 0.0004),
+    ConnectionOpened(0.0008, 0, 0.0002, 0.0003),
     TextReceived(0.05, 0, "hé\n", reasoning=True),
     ToolCallReceived(0.06, 0, "lookup", '{"q": 1}'),
     UsageReported(0.07, 0, 12, 30),

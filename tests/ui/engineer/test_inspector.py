@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 from ui.conftest import wait_signal
 
 from paths import FIXTURES
@@ -69,3 +70,29 @@ async def test_window_inspects_a_live_request(make_window: Any) -> None:
     assert sum(e.counts_for_ttft for e in rows) == len(trace.event_times)
     assert dialog.table.rowCount() == len(rows)
     dialog.close()
+
+
+def test_the_raw_column_holds_each_whole_line_and_the_text_column_tells_rows_apart(
+    qtbot: Any,
+) -> None:
+    # a real llama-server stream: every event begins data: {"choices":[{"finish_reason"…
+    doc = json.loads((FIXTURES / "llamacpp" / "stream-np4.json").read_text("utf-8"))
+    reads = [(k * 1_000_000, c.encode()) for k, c in enumerate(doc["body_chunks"])]
+    events = inspect_stream(reads, doc["api"])
+    dialog = InspectorDialog("llama-server", events)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    table = dialog.table
+    col = {name: i for i, name in enumerate(COLUMNS)}
+    assert table.textElideMode() == Qt.TextElideMode.ElideNone and not table.wordWrap()
+    width = table.columnWidth(col["raw"])
+    for r, e in enumerate(events):
+        item = table.item(r, col["raw"])
+        assert item.text() == e.raw.replace("\n", " ⏎ ")  # the whole line, as it came
+        # and the column is wide enough to show all of it (scrolled to, never cut)
+        assert QFontMetrics(item.font()).horizontalAdvance(item.text()) <= width
+    texts = [table.item(r, col["text"]).text() for r in range(table.rowCount())]
+    assert texts[1] == "'a'" and texts[2] == "' very'"  # what each event carried
+    assert len({t for t in texts if t}) > 10
+    table.setCurrentCell(2, 0)
+    assert dialog.detail.toPlainText() == events[2].raw

@@ -24,10 +24,13 @@ async def test_three_runs_give_median_and_spread(make_window: Any) -> None:
     await wait_until(lambda: session.figures is not None, 120, "three runs and their figures")
     f = session.figures
     assert f.runs == 3 and len(session.states) == 3
-    speedups = [summarize(s).speedup for s in session.states]
-    assert f.speedup == spread(speedups) and f.speedup.n == 3
+    # the medians are over the runs the machine did not disturb (all three on a quiet one;
+    # a run the loaded machine starved is named and left out, core/analyse/disturbance.py)
+    kept = [s for k, s in enumerate(session.states) if k not in f.left_out]
+    speedups = [summarize(s).speedup for s in kept]
+    assert f.speedup == spread(speedups) and f.speedup.n == len(kept) >= 1
     assert set(f.makespan) >= {"combined", "parallel"}
-    assert f.makespan["parallel"].n == 3
+    assert f.makespan["parallel"].n == len(kept)
     text = session.text.text()
     assert f"Speed-up: <b>{spread_text(f.speedup, '×')}</b>" in text
     assert "Parallel: makespan " + spread_text(f.makespan["parallel"]) in text

@@ -136,6 +136,39 @@ async def test_window_sweep_plots_keeps_exports_and_cancels(
     assert "Sweep cancelled after N = 1." in window.statusBar().currentMessage()
 
 
+def test_the_view_says_where_the_curve_leaves_the_ideal_and_marks_disturbed_rows(
+    qtbot: Any,
+) -> None:
+    from paths import FIXTURES
+    from splitdesk.core.analyse.sweep_reading import read_sweep as read_rows
+    from splitdesk.ui.common.theme import DARK
+    from splitdesk.ui.engineer.sweep_view import COLUMNS, DISTURBED, SweepView
+
+    # a real llama-server sweep with 4 slots; one row as the issue's: every run of N = 5
+    # disturbed (the endpoint 9.46 s behind), another measured again
+    doc = json.loads((FIXTURES / "llamacpp" / "sweep-np4.json").read_text("utf-8"))
+    reason = "parallel run 1: the built-in endpoint ran 9.46 s behind its schedule in 1.20 s"
+    doc["rows"][4].update(speedup=18.97, disturbed=[reason], disturbed_all=True)
+    doc["rows"][2].update(remeasured=["parallel run 1: the machine was busy"])
+    reading = read_rows(doc["rows"], doc["server_limit"])
+    assert reading is not None
+    doc["reading"] = reading.to_json()
+    view = SweepView(doc, None, DARK)
+    qtbot.addWidget(view)
+    view.show()
+    assert view.reading.isVisible()
+    assert view.reading.text() == f"Speed-up {reading.text}"
+    assert "the server runs 4 sequences at once" in view.reading.text()
+    # the disturbed row is drawn apart, not on the measured line
+    assert view.curves[DISTURBED] == ([5], [18.97])
+    assert 5 not in view.curves[MEASURED][0]
+    note = COLUMNS.index("note")
+    assert view.rows()[4][note] == "not read (disturbed)"
+    assert view.table.item(4, note).toolTip() == f"disturbed, not read: {reason}"
+    assert view.rows()[2][note] == "measured again"
+    assert f"N = 5: disturbed, not read: {reason}." in view.notes.text()
+
+
 @pytest.mark.asyncio
 async def test_cancel_between_two_sweep_runs_starts_no_further_run(make_window: Any) -> None:
     """Cancel pressed after N = 1 ended and before N = 2's first run is under way (the

@@ -36,7 +36,7 @@ WHY = {
     "single-slot": "one at a time (no batching)",
     "rate-limited": "a rate limit capped concurrency",
     "slow-network": "network latency dominates",
-    "compute-bound": "per-stream speed fell from",
+    "compute-bound": "per-stream decode rate fell from",
 }
 
 
