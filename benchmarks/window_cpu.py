@@ -168,7 +168,12 @@ def per_1000(m: Measured) -> str:
 
 
 async def main_async(
-    sizes: list[int], tokens: int, burn: bool, folder: Path, profile: Path | None = None
+    sizes: list[int],
+    tokens: int,
+    burn: bool,
+    folder: Path,
+    profile: Path | None = None,
+    answer_tokens: int = 500,
 ) -> None:
     settings = AppSettings()
     controller = RunController()
@@ -197,6 +202,9 @@ async def main_async(
             window.questions.set_question_set(
                 QuestionSet(title=f"{n}", questions=[Question(text=q) for q in questions])
             )
+            overrides = {} if n <= 5 else {"answer_tokens": answer_tokens}
+            controller.sim_overrides = dict(overrides)
+            headless.sim_overrides = dict(overrides)
             await controller.ensure_builtin(s.profile, s.speed)
             await headless.ensure_builtin(s.profile, s.speed)
             out: dict[str, Measured] = {}
