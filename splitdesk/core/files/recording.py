@@ -416,7 +416,7 @@ def run_record(
 
 class EventLog:
     """Keeps every event a :class:`RunState` applies, for a recording: subscribe
-    :meth:`append` (``state.subscribe(log.append)``) before the first event."""
+    :meth:`extend` (``state.subscribe_batch(log.extend)``) before the first event."""
 
     def __init__(self) -> None:
         self.events: list[RunEvent] = []
@@ -427,6 +427,12 @@ class EventLog:
             self.started_at = datetime.now(UTC)
         self.events.append(event)
 
+    def extend(self, events: Sequence[RunEvent]) -> None:
+        """Keep ``events`` (a batch :meth:`RunState.apply_all` applied), in order."""
+        if events and not self.events:
+            self.started_at = datetime.now(UTC)
+        self.events.extend(events)
+
 
 _LOGS: weakref.WeakKeyDictionary[RunState, EventLog] = weakref.WeakKeyDictionary()
 
@@ -435,7 +441,7 @@ def keep_events(state: RunState) -> EventLog:
     """Keep every event ``state`` applies from now on (call it before the first); the log
     is found again with :func:`events_of` for as long as the state lives."""
     log = EventLog()
-    state.subscribe(log.append)
+    state.subscribe_batch(log.extend)
     _LOGS[state] = log
     return log
 

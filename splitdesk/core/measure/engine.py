@@ -4,7 +4,8 @@ Painting dozens of panes on the GUI thread delays whatever else runs on that thr
 loop by milliseconds; timestamps taken there would carry that delay. Two ways out:
 
 * :class:`EngineProcess` (what the window uses): the engine in its own process, events
-  back as JSON lines (a few milliseconds of text events in one), typed and validated (:mod:`splitdesk.core.measure.engine_protocol`).
+  back as JSON lines (a few milliseconds of text events in one), typed and validated
+  (:mod:`splitdesk.core.measure.engine_protocol`).
   Nothing the window does can delay a stamp: own interpreter, own GIL.
 * :class:`EngineThread`: a daemon thread with its own asyncio loop. Enough when the
   process has little else to do (benchmarks, tests); under heavy painting the GUI thread

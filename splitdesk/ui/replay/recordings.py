@@ -234,7 +234,7 @@ class RecordingsUi(QObject):
         if cap is None:
             return
         cap.state = state
-        state.subscribe(cap.log.append)
+        state.subscribe_batch(cap.log.extend)
 
     def _predictions(self, predictions: list[PredictedRequest]) -> None:
         if self._capture is not None:

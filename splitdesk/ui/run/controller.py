@@ -485,8 +485,7 @@ class RunController(QObject):
             self._timer.stop()
             return
         finished = live.done  # read before draining: every event is queued once done
-        for event in live.drain():
-            state.apply(event)
+        state.apply_all(live.drain())  # one batch: the views hear of it once
         released = len(state.requests) == self._planned
         if released:  # the views are built: send
             live.release()

@@ -33,7 +33,7 @@ from splitdesk.core.analyse.predict import (
 )
 from splitdesk.core.run.run_state import RunState
 from splitdesk.providers.base import RequestError
-from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.theme import Theme, opaque_fill, ui_font
 from splitdesk.ui.common.throttle import LIVE_TEXT_MS, Throttle
 
 
@@ -173,6 +173,7 @@ class SummaryStrip(QFrame):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("summary")
+        opaque_fill(self, theme.panel)  # its style sheet's background: new figures repaint it alone
         #: Say the cost model's predicted figures (off in the presentation look).
         self.show_predictions = show_predictions
         self._unsubscribe: Callable[[], None] | None = None  #: from the run bound last
@@ -273,7 +274,7 @@ class SummaryStrip(QFrame):
         self.payoff.hide()
         self._reset_explanation()
         self.unbind()
-        self._unsubscribe = state.subscribe(lambda _ev: self.throttle.request())
+        self._unsubscribe = state.subscribe_batch(lambda _events: self.throttle.request())
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
         """The cost model's predicted requests (index order), said beside the measured
