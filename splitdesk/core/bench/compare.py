@@ -49,6 +49,7 @@ from splitdesk.core.files.recording import (
     save_recording,
 )
 from splitdesk.core.files.report import BenchRun, bench_document
+from splitdesk.core.measure.client_cpu import ClientCpu, CpuReading
 from splitdesk.core.measure.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.measure.runner import (
     RunConfig,
@@ -246,8 +247,13 @@ async def _bench(
     sim_root: str | None,
     err: TextIO,
     runs: list[BenchRun],
+    sim_pid: int | None = None,
 ) -> list[BenchRun]:
     config = opts.run_config(endpoint)
+    # splitdesk's own CPU per run (core/measure/client_cpu.py): the engine is this process
+    pids: dict[str, int | None] = {"engine": None}
+    if sim_pid is not None:
+        pids["endpoint"] = sim_pid
     first = True
     for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
         for mode in mode_order(modes_of(opts.mode), k):
@@ -278,7 +284,9 @@ async def _bench(
                 keep_events(state)  # every event with its time, for --record
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
+            cpu0 = CpuReading.now(pids)
             slip = await run_on_schedule(config, state, opts.questions, plan, sim_root)
+            cpu = ClientCpu.between(cpu0, CpuReading.now(pids))
             if k < 0:
                 if state.ended is not None and state.ended.stopped:
                     return runs
@@ -287,7 +295,16 @@ async def _bench(
             if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
                 predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
             runs.append(
-                BenchRun(mode, k, state, predicted, note, slip, predicted=tuple(preds or ()))
+                BenchRun(
+                    mode,
+                    k,
+                    state,
+                    predicted,
+                    note,
+                    slip,
+                    predicted=tuple(preds or ()),
+                    client_cpu=cpu,
+                )
             )
             if state.ended is not None and state.ended.stopped:
                 return runs
@@ -335,7 +352,8 @@ def run_bench(
 
         async def main() -> None:
             ep = resolved[0] = await with_model(endpoint, err, "bench")
-            await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs)
+            sim_pid = getattr(sim, "pid", None) if sim is not None else None
+            await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs, sim_pid)
 
         # --record keeps the server's own view too: its /metrics, polled meanwhile on a
         # thread of its own (never the loop that stamps the runs' bytes)

@@ -31,6 +31,7 @@ from splitdesk.core.analyse.predict import (
     predicted_makespan,
     prediction_ignores_rate_limit,
 )
+from splitdesk.core.measure.client_cpu import ClientCpu
 from splitdesk.core.run.run_state import RequestTrace, RunState
 
 
@@ -56,6 +57,10 @@ class BenchRun:
     #: The cost model's figures per request, request order (``predict.PredictedRequest``:
     #: TTFT, E2E, prompt and cached tokens); empty on other endpoints.
     predicted: tuple[PredictedRequest, ...] = ()
+    #: splitdesk's own CPU over this run (:mod:`splitdesk.core.measure.client_cpu`): the
+    #: engine (bench's own process), the built-in endpoint, the machine's load; ``None``
+    #: when not measured (a window recording).
+    client_cpu: ClientCpu | None = None
 
     @property
     def metrics(self) -> GroupMetrics:
@@ -219,6 +224,9 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "prompt": prompt_json(g.prompt),
         "endpoint_slip_s": _r(run.endpoint_slip_s),
         "stopped": bool(run.state.ended and run.state.ended.stopped),
+        # splitdesk's own CPU meanwhile, per process, and the machine's load: an observer
+        # effect can be checked after the fact (core/measure/client_cpu.py)
+        "client_cpu": run.client_cpu.to_json() if run.client_cpu is not None else None,
     }
 
 

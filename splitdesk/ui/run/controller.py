@@ -32,6 +32,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from splitdesk import cpus
 from splitdesk.core.analyse.predict import PredictedRequest, predict_plan
 from splitdesk.core.bench.repeats import RepeatRun, new_nonce, with_nonce
+from splitdesk.core.measure.client_cpu import (
+    BUSY_MACHINE,
+    ClientCpu,
+    CpuReading,
+    is_loopback_url,
+)
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.measure.engine import EngineProcess, ProcessRun
 from splitdesk.core.measure.runner import RunConfig, Timeouts
@@ -45,7 +51,7 @@ from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
 from splitdesk.ui.common.priority import Spawner
 from splitdesk.ui.common.tasks import spawn
-from splitdesk.ui.common.throttle import LIVE_FRAME_MS
+from splitdesk.ui.common.throttle import BUSY_PACE, LIVE_FRAME_MS, live_pace, set_live_pace
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +70,8 @@ START_DRAIN_MS = 16
 VIEWS_SETTLE_S = 0.15
 #: Longest wait for the built-in endpoint's prediction before a run starts without it (s).
 PREDICT_WAIT_S = 5.0
+#: How often a streaming run reads its processes' CPU (s): the live figures, the pace.
+CPU_EVERY_S = 1.0
 
 
 class ControllerError(Exception):
@@ -127,6 +135,9 @@ class RunController(QObject):
             endpoint only), seconds from each request's send.
         status(str): one line about the endpoint for the status bar.
         busyChanged(bool): a run is starting or running.
+        clientCpu(object): the run's :class:`~splitdesk.core.measure.client_cpu.ClientCpu`
+            so far (window, engine, built-in endpoint, machine), about once a second while
+            it streams and once more, final, just before ``runFinished``.
     """
 
     runPlanned = Signal(object, list)
@@ -135,6 +146,7 @@ class RunController(QObject):
     predictionsReady = Signal(object)
     status = Signal(str)
     busyChanged = Signal(bool)
+    clientCpu = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -164,6 +176,12 @@ class RunController(QObject):
         #: ``ui/repeat_session.py`` just before it starts the window's run; taken by
         #: :meth:`start` for a request that names none.
         self.next_repeat: RepeatRun | None = None
+        #: The current (or last) run's CPU figures so far (:attr:`clientCpu`), and whether
+        #: its endpoint runs on this machine (loopback or built-in: ``observer_effect``).
+        self.client_cpu: ClientCpu | None = None
+        self.local_endpoint = False
+        self._cpu_start: CpuReading | None = None
+        self._cpu_last: CpuReading | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)  # ahead of the views' frame
@@ -354,6 +372,9 @@ class RunController(QObject):
                 s.is_builtin, max((len(ph.requests) for ph in plan.phases), default=0)
             )
             self.live = self.engine.run(config, request.questions, plan, gated=True)
+            self.local_endpoint = s.is_builtin or is_loopback_url(s.base_url)
+            self.client_cpu = None
+            self._cpu_start = self._cpu_last = CpuReading.now(self._cpu_pids())
         except RuntimeError as exc:
             raise ControllerError(f"the measuring engine is not running: {exc}") from None
         if self._stop_requested:  # Stop was pressed while the run was starting
@@ -364,6 +385,42 @@ class RunController(QObject):
         if preds is not None:  # after runStarted: the views bound to this run take them
             self.predictionsReady.emit(preds)
         return state
+
+    def _cpu_pids(self) -> dict[str, int | None]:
+        """The processes whose CPU a run reads: this one (the window), the engine and,
+        when it runs, the built-in endpoint."""
+        pids: dict[str, int | None] = {"window": None, "engine": self.engine.pid}
+        builtin = self._live_request is not None and self._live_request.endpoint.is_builtin
+        if builtin and self.sim is not None and self.sim.alive():
+            pids["endpoint"] = self.sim.pid
+        return pids
+
+    def _read_cpu(self, final: bool = False) -> None:
+        """Read the run's processes and the machine (at most every :data:`CPU_EVERY_S`
+        unless ``final``): the figures since the run's start go out as :attr:`clientCpu`;
+        the last interval's machine load sets the live views' pace — fewer frames while
+        the machine's CPUs are busy (``throttle.set_live_pace``), so a CPU-bound local
+        server keeps what the window would have taken."""
+        start, last = self._cpu_start, self._cpu_last
+        if start is None or last is None:
+            return
+        now = time.monotonic()
+        if not final and now - last.wall_s < CPU_EVERY_S:
+            return
+        read = CpuReading.now(self._cpu_pids())
+        # the processes read at the start (one gone since, the endpoint stopped: unknown)
+        reading = CpuReading(
+            read.wall_s, {name: read.processes.get(name) for name in start.processes}, read.machine
+        )
+        self._cpu_last = reading
+        recent = ClientCpu.between(last, reading)
+        busy = recent.machine_busy is not None and recent.machine_busy >= BUSY_MACHINE
+        if final:
+            set_live_pace(1.0)
+        elif busy != (live_pace() > 1.0):
+            set_live_pace(BUSY_PACE if busy else 1.0)
+        self.client_cpu = ClientCpu.between(start, reading)
+        self.clientCpu.emit(self.client_cpu)
 
     def _place_engine(self, builtin: bool, streams: int) -> None:
         """A run of ``streams`` concurrent requests (:data:`~splitdesk.cpus.MANY_STREAMS`
@@ -489,6 +546,7 @@ class RunController(QObject):
         released = len(state.requests) == self._planned
         if released:  # the views are built: send
             live.release()
+            self._read_cpu()
         self._arm(released)
         if finished and not live.events:
             self._timer.stop()
@@ -516,6 +574,8 @@ class RunController(QObject):
                 self._restart_engine()
 
     def _end_run(self, state: RunState) -> None:
+        self._read_cpu(final=True)  # the whole run's figures, before its end is shown
+        self._cpu_start = self._cpu_last = None
         self._set_busy(False)
         self.runFinished.emit(state)
 
@@ -526,9 +586,10 @@ class RunController(QObject):
             self._timer.start(START_DRAIN_MS)
             return
         now_ms = time.monotonic() * 1000
-        delay = DRAIN_MS - now_ms % DRAIN_MS - DRAIN_LEAD_MS
+        frame = DRAIN_MS * live_pace()  # the views' frame, longer while the CPUs are busy
+        delay = frame - now_ms % frame - DRAIN_LEAD_MS
         if delay < 1:
-            delay += DRAIN_MS
+            delay += frame
         self._timer.start(round(delay))
 
     # -- shutdown ------------------------------------------------------------------------------

@@ -387,7 +387,7 @@ class RequestPane(QFrame):
         self._header_state = ""  # the state the header's figures were last written for
         self._header_t = 0.0  # when (time.monotonic(), s)
         self._stale = False
-        self.throttle = Throttle(self.refresh, PANE_MS, parent=self)
+        self.throttle = Throttle(self.refresh, PANE_MS, parent=self, paced=True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
         self.badge = Badge(badge, color, ui_font(scale, 0, bold=True))

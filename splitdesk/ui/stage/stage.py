@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 
 from splitdesk.core.analyse.cost import Prices
 from splitdesk.core.analyse.predict import PredictedRequest
+from splitdesk.core.measure.client_cpu import ObserverEffect
 from splitdesk.core.measure.server_metrics import LoadSeries, series_of
 from splitdesk.core.run.events import RequestPlanned, RunEnded, RunEvent, TextReceived
 from splitdesk.core.run.labels import question_label
@@ -313,6 +314,12 @@ class Stage(QWidget):
         if predictions is not None:
             self.timeline.set_predictions(list(predictions))
             self.summary.set_predictions(list(predictions))
+
+    def observe(self, effect: ObserverEffect | None) -> None:
+        """What splitdesk's own processes cost a local server on a busy machine during
+        the live run on show (``None``: nothing to say): the summary's details line says
+        it (:meth:`SummaryStrip.set_observer`)."""
+        self.summary.set_observer(effect)
 
     def finish(self, state: RunState, *, live: bool = False) -> None:
         """``state`` ended: every pane, the timeline and the summary take the final

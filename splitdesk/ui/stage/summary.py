@@ -31,6 +31,7 @@ from splitdesk.core.analyse.predict import (
     predicted_makespan,
     prediction_ignores_rate_limit,
 )
+from splitdesk.core.measure.client_cpu import ObserverEffect
 from splitdesk.core.run.run_state import RunState
 from splitdesk.providers.base import RequestError
 from splitdesk.ui.common.theme import Theme, opaque_fill, ui_font
@@ -163,6 +164,9 @@ class SummaryStrip(QFrame):
     client_note: str = ""
     #: The endpoint's prices per million tokens (Engineer menu), for each side's cost.
     prices: Prices | None = None
+    #: splitdesk's own CPU beside a local server on a busy machine (the details line
+    #: says it, :meth:`observer_text`); set with :meth:`set_observer`.
+    observer: ObserverEffect | None = None
 
     def __init__(
         self,
@@ -243,9 +247,32 @@ class SummaryStrip(QFrame):
         if unsubscribe is not None:
             unsubscribe()
 
+    def set_observer(self, effect: ObserverEffect | None) -> None:
+        """What splitdesk's own processes cost a local server on a busy machine
+        (:func:`splitdesk.core.measure.client_cpu.observer_effect`), said at the end of
+        the details line from the next refresh on (``None``: nothing to say)."""
+        if effect != self.observer:
+            self.observer = effect
+            self.throttle.request()
+
+    def observer_text(self) -> str:
+        """The details line's sentence about :attr:`observer` (formatting only), ``""``
+        when there is nothing to say."""
+        e = self.observer
+        if e is None:
+            return ""
+        server = "the built-in endpoint" if e.endpoint_share is not None else "the local server"
+        said = f" ({round(100 * e.endpoint_share)} %)" if e.endpoint_share is not None else ""
+        return (
+            f"splitdesk used {round(100 * e.client_share)} % of a core while {server}{said} "
+            f"ran, its {e.cpus} CPUs {round(100 * e.machine_busy)} % busy; results may be "
+            "slower than without the window — <code>splitdesk bench</code> measures without it"
+        )
+
     def clear(self, text: str = "") -> None:
         """Show ``text`` and no figures (a new run is about to start)."""
         self.unbind()
+        self.observer = None
         self.state = None
         self.predictions = None
         self.headline.setText(text)
@@ -269,6 +296,7 @@ class SummaryStrip(QFrame):
         """Summarise ``state`` from now on."""
         self.state = state
         self.predictions = None
+        self.observer = None
         self.headline.setText("Sending…")
         self.details.setText("")
         self.payoff.hide()
@@ -375,7 +403,8 @@ class SummaryStrip(QFrame):
         if state.ended is not None and state.ended.stopped:
             line += f" · <span style='color:{t.muted}'>stopped</span>"
         self.headline.setText(line)
-        self.details.setText(self._details(c, p, len(state.info.questions), finished))
+        details = self._details(c, p, len(state.info.questions), finished)
+        self.details.setText(" · ".join(x for x in (details, self.observer_text()) if x))
         if diagnosis is not None:
             self._explain(state, summary, diagnosis, shared)
 

@@ -349,7 +349,7 @@ class Timeline(QWidget):
         row.addWidget(self.lane_bar)
         lay.addLayout(row, 1)
 
-        self.throttle = Throttle(self.refresh, LIVE_MS, self)
+        self.throttle = Throttle(self.refresh, LIVE_MS, self, paced=True)
         self._ticker = QTimer(self)
         self._ticker.setInterval(LIVE_MS)
         self._ticker.timeout.connect(self.throttle.request)
