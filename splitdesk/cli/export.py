@@ -214,8 +214,10 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
     import asyncio
 
     import qasync
+    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
+    from splitdesk.app import qt_message_handler
     from splitdesk.ui.common.theme import THEMES, apply_theme
     from splitdesk.ui.render.encoders import EncodeError, animation_seconds
     from splitdesk.ui.render.exports import (
@@ -227,6 +229,7 @@ def _qt_exports(recording: Any, asked: dict[str, str], args: argparse.Namespace)
         window_png,
     )
 
+    qInstallMessageHandler(qt_message_handler)  # Qt's offscreen noise to the log only
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     theme = THEMES[args.theme]

@@ -162,6 +162,15 @@ class Port(Protocol):
         """Full screen, or back to the window as it was."""
         ...
 
+    def set_run_title(self, title: str | None) -> None:
+        """Name the runs started from now on (a scenario's title: their recordings are
+        saved under it); ``None``: by their mode."""
+        ...
+
+    def run_title(self) -> str | None:
+        """The name :meth:`set_run_title` gave the runs, if any."""
+        ...
+
     def set_title(self, title: str | None) -> None:
         """The window's title (``None``: its own)."""
         ...

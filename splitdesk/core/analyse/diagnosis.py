@@ -860,7 +860,9 @@ def no_verdict_reason(d: Diagnosis | None, shared: bool) -> str | None:
     competition (a compute-bound server showed 2.1× side by side, 1.21× one after
     another). Runs measured apart (``shared`` False, as in ``splitdesk bench``) always
     give a verdict. Before the run is diagnosed (``d`` None) there is nothing to judge."""
-    if not shared or d is None or d.code == "batching":
+    if not shared or d is None or d.code in ("batching", "network-bound"):
+        # network-bound: the network set both ways' times, not the shared server (both
+        # modes gave the same 2.4× on the slow-network profile)
         return None
     if d.code == "one-at-a-time":
         return "the server ran one request at a time"

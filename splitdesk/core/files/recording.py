@@ -574,13 +574,18 @@ def encode_recording(recording: Recording, secrets: Iterable[str | None] = ()) -
 
 
 def suggested_name(recording: Recording, size: int | None = None) -> str:
-    """A file name for ``recording``: ``splitdesk-<UTC time>-<mode>`` plus
+    """A file name for ``recording``: ``splitdesk-<UTC time>-<title>`` (its title as a
+    slug of at most 48 characters: a scenario's run is named after the scenario, "single-
+    slot-server"; else its mode and size, "one-after-another-5-questions"), plus
     :data:`GZ_SUFFIX` when ``size`` (encoded bytes) is above :data:`GZIP_ABOVE`, else
     :data:`SUFFIX`."""
     when = recording.runs[0].started_at.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    mode = "".join(c if c.isalnum() else "-" for c in recording.settings.mode)
+    words = "".join(c.lower() if c.isalnum() else " " for c in recording.title).split()
+    slug = "-".join(words)[:48].rstrip("-") or "".join(
+        c if c.isalnum() else "-" for c in recording.settings.mode
+    )
     suffix = GZ_SUFFIX if size is not None and size > GZIP_ABOVE else SUFFIX
-    return f"splitdesk-{when}-{mode}{suffix}"
+    return f"splitdesk-{when}-{slug}{suffix}"
 
 
 def save_recording(

@@ -28,6 +28,7 @@ from splitdesk.core.files.figures_export import figures_csv, figures_json
 from splitdesk.core.files.recording import Recording, RecordingError
 from splitdesk.core.files.trace_events import trace_document
 from splitdesk.ui.common.tasks import spawn
+from splitdesk.ui.export.animation_dialog import AnimationDialog
 from splitdesk.ui.render.encoders import EncodeError
 from splitdesk.ui.render.exports import (
     PNG_SCALE,
@@ -76,8 +77,8 @@ class ExportMenu(QObject):
             ("csv", "Figures as CSV…", lambda: self._data_dialog("csv")),
             ("json", "Figures as JSON (bench document)…", lambda: self._data_dialog("json")),
             ("trace", "Trace for Perfetto (JSON)…", lambda: self._data_dialog("trace")),
-            ("gif", "Animation as GIF (1280×720, 30 fps)…", lambda: self._animation_dialog("gif")),
-            ("mp4", "Animation as MP4 (1280×720, 30 fps)…", lambda: self._animation_dialog("mp4")),
+            ("gif", "Animation as GIF (size, frame rate)…", lambda: self.ask_animation("gif")),
+            ("mp4", "Animation as MP4 (size, frame rate)…", lambda: self.ask_animation("mp4")),
         ]
         for key, text, slot in entries:
             action = QAction(text, window)
@@ -214,18 +215,33 @@ class ExportMenu(QObject):
         return spawn(go())
 
     # -- animations -----------------------------------------------------------------------------------
-    def _animation_dialog(self, kind: str) -> None:
+    def ask_animation(self, kind: str) -> None:
+        """File → Export → Animation as GIF/MP4…"""
+        self._animation_dialog(kind)
+
+    def _animation_dialog(self, kind: str) -> AnimationDialog | None:
+        """Ask the size and frame rate, then the file; the animation renders after."""
         if self.busy:
             self._say("An animation is being exported; wait for it or cancel it.")
-            return
+            return None
         recording = self._recording()
         if recording is None:
-            return
-        pattern = "GIF (*.gif)" if kind == "gif" else "MP4 video (*.mp4)"
-        if path := self._ask_path(f"Export the run as {kind.upper()}", f"run.{kind}", pattern):
-            shown = self.port.recording_shown()
-            run = shown[1] if shown is not None and shown[0] is recording else 0
-            self.export_animation(recording, kind, path, run)
+            return None
+        stage = self.port.stage
+        dialog = AnimationDialog(kind, (stage.width(), stage.height()), self.port.widget)
+        self.options_dialog = dialog
+
+        def chosen() -> None:
+            size, fps = dialog.choice()
+            pattern = "GIF (*.gif)" if kind == "gif" else "MP4 video (*.mp4)"
+            if path := self._ask_path(f"Export the run as {kind.upper()}", f"run.{kind}", pattern):
+                shown = self.port.recording_shown()
+                run = shown[1] if shown is not None and shown[0] is recording else 0
+                self.export_animation(recording, kind, path, run, size, fps)
+
+        dialog.accepted.connect(chosen)
+        dialog.show()
+        return dialog
 
     def export_animation(
         self,

@@ -29,6 +29,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
+from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.files.recording import Recording, RecordingError, load_recording
 from splitdesk.core.files.scenarios import Scenario, ScenarioError, builtin_scenarios
 from splitdesk.core.run.run_state import RunState
@@ -152,6 +153,7 @@ class Presentation(QObject):
             port.set_chrome_shown(True)
             port.set_full_screen(False)
             port.restore_inputs()
+            port.set_run_title(None)
             theme, scale, idle = self._own or (port.theme, port.scale, port.stage.idle_text)
             port.stage.set_idle_text(idle)
             port.restyle(theme, scale, "window")
@@ -227,6 +229,7 @@ class Presentation(QObject):
             return
         self.index = index
         s = self.scenarios[index]
+        port.set_run_title(s.title)  # its runs' recordings are named after it
         self._drop_player()
         self._measured("")
         if s.recording is None:
@@ -367,7 +370,7 @@ class Presentation(QObject):
         if state.ended is not None and state.ended.stopped:
             self._measured("Stopped: nothing measured.")
         else:
-            self._measured(f"Measured: {diagnose_state(state).text}")
+            self._measured(f"Measured: {measured_line(state, diagnose_state(state))}")
         s = self.scenario()
         if s is not None and self.port.stage.driver is self.port.runs:
             recording = self.port.current_recording()

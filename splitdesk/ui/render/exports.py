@@ -30,6 +30,7 @@ from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
+from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import Theme, dress, present_scale, present_theme, ui_font
@@ -302,7 +303,8 @@ class ReplayFrames:
     def _measured(self, state: RunState) -> None:
         """At the end, the measured line beside the caption (as presentation mode says it)."""
         if self.look == "present":
-            self.stage.caption.measured.setText(f"Measured: {diagnose_state(state).text}")
+            line = measured_line(state, diagnose_state(state))
+            self.stage.caption.measured.setText(f"Measured: {line}")
 
     def settle(self) -> None:
         """Paint what the views have pending (their throttles), now."""
@@ -315,8 +317,12 @@ class ReplayFrames:
         stage.summary.throttle.flush()
 
     async def frame(self, t: float) -> bytes:
-        """The stage at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`."""
+        """The stage at recorded time ``t`` (seconds) as BGRX bytes of :attr:`size`; the
+        caption's measured line shows only at the run's end (as presentation mode says it
+        once the run has ended)."""
         self.player.seek(t)
+        if not self.player.done:
+            self.stage.caption.measured.setText("")
         await asyncio.sleep(0)  # layout requests and deferred updates run
         self.settle()
         return _bgrx(widget_image(self.stage), self.size)

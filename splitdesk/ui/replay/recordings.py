@@ -88,9 +88,11 @@ class _Capture:
         mode: str,
         with_sequential: bool,
         client: ClientPattern,
+        title: str | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.client = client
+        self.title = title  #: a scenario's title: the recording is named after it
         self.url = url
         self.question_set = question_set
         self.questions = questions
@@ -227,6 +229,7 @@ class RecordingsUi(QObject):
             str(plan.mode),
             request.with_sequential and plan.mode == "one-after-another",
             request.client,
+            self.port.run_title(),
         )
 
     def _run_started(self, state: RunState) -> None:
@@ -299,6 +302,7 @@ class RecordingsUi(QObject):
                     server=server,
                 )
             ],
+            title=cap.title,
         )
 
     async def _secrets(self) -> list[str | None]:

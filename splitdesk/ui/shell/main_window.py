@@ -139,6 +139,7 @@ class MainWindow(QMainWindow):
         self._remember_sidebar = True
         self._menus: dict[str, QMenu] = {}
         self._chrome: list[QWidget] | None = None  #: what presentation mode hid
+        self._run_title: str | None = None  #: a scenario's title for the runs (set_run_title)
         self._title = "splitdesk — one combined request vs N parallel requests"
         #: What a run being started waits for before its first request, said on the stage
         #: while its panes are planned ("starting the built-in endpoint…"); empty otherwise.
@@ -384,6 +385,14 @@ class MainWindow(QMainWindow):
             self.showFullScreen()
         elif not on and self.isFullScreen() and not getattr(self, "_was_full_screen", False):
             self.showNormal()
+
+    def set_run_title(self, title: str | None) -> None:
+        """Name the runs started from now on (a scenario's title)."""
+        self._run_title = title
+
+    def run_title(self) -> str | None:
+        """The runs' name, if a feature gave one (:meth:`set_run_title`)."""
+        return self._run_title
 
     def set_title(self, title: str | None) -> None:
         """The window's title (``None``: its own)."""

@@ -37,7 +37,7 @@ class CaptionBar(QFrame):
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(24)
-        row.addWidget(self.caption, 3)
+        row.addWidget(self.caption, 5)  # the caption's words take the width they need
         row.addWidget(self.measured, 2)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(16, 8, 16, 8)

@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from splitdesk.core.analyse.cost import Prices, side_tokens, token_ratio, tradeoff_line
+from splitdesk.core.analyse.cost import Prices, side_tokens, token_ratio
 from splitdesk.core.analyse.diagnosis import (
     Diagnosis,
     common_failure,
@@ -25,6 +25,7 @@ from splitdesk.core.analyse.diagnosis import (
     no_verdict_reason,
 )
 from splitdesk.core.analyse.metrics import GroupMetrics, RunSummary, summarize
+from splitdesk.core.analyse.plain import fair_mode_applies, headline_verdict, plain_words
 from splitdesk.core.analyse.predict import (
     RATE_LIMIT_NOTE,
     PredictedRequest,
@@ -36,21 +37,6 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.providers.base import RequestError
 from splitdesk.ui.common.theme import Theme, opaque_fill, ui_font
 from splitdesk.ui.common.throttle import LIVE_TEXT_MS, Throttle
-
-
-def verdict(speedup: float, theme: Theme, shared: bool = False) -> str:
-    """The speed-up in words, naming the pair: "parallel 4.4× faster than combined", "no
-    speed-up" (within ±10 %) or "parallel 2.0× slower than combined" — red only when the two
-    ways ran apart (``shared``: side by side, where both ways competed for one server and
-    "slower" is not a verdict on parallel requests)."""
-    if speedup >= 1.1:
-        return (
-            f"<span style='color:{theme.good}'>parallel {speedup:.1f}× faster than combined</span>"
-        )
-    if speedup > 1 / 1.1:
-        return f"<span style='color:{theme.muted}'>no speed-up ({speedup:.2f}×)</span>"
-    color = theme.muted if shared else theme.error
-    return f"<span style='color:{color}'>parallel {1 / speedup:.1f}× slower than combined</span>"
 
 
 class SteadyBox(QWidget):
@@ -178,7 +164,9 @@ class SummaryStrip(QFrame):
         super().__init__(parent)
         self.setObjectName("summary")
         opaque_fill(self, theme.panel)  # its style sheet's background: new figures repaint it alone
-        #: Say the cost model's predicted figures (off in the presentation look).
+        #: Say the cost model's predicted figures, the engineer's Why line, the speed-up
+        #: split and the fair-mode offer (all off in the presentation look, which says the
+        #: reason in plain words only).
         self.show_predictions = show_predictions
         self._unsubscribe: Callable[[], None] | None = None  #: from the run bound last
         self.theme = theme
@@ -189,6 +177,8 @@ class SummaryStrip(QFrame):
         self.diagnosis: Diagnosis | None = None
         #: The one error every request failed with, shown once in :attr:`banner`.
         self.shared_failure: RequestError | None = None
+        #: The finished run's reason in plain words (core/analyse/plain.py), ``""`` before.
+        self.plain = ""
         self._diagnosed_at = -1
         self.banner = QLabel("")
         self.banner.setObjectName("banner")
@@ -282,6 +272,7 @@ class SummaryStrip(QFrame):
 
     def _reset_explanation(self) -> None:
         self.diagnosis = None
+        self.plain = ""
         self.shared_failure = None
         self._diagnosed_at = -1
         self.banner.hide()
@@ -363,17 +354,13 @@ class SummaryStrip(QFrame):
             and self._complete(c)
             and self._complete(p)
         ):
-            no_verdict = no_verdict_reason(diagnosis, shared)  # core/diagnosis.py's rule
-            if no_verdict is not None:
-                ratio = (
-                    ""
-                    if diagnosis is not None and diagnosis.one_at_a_time
-                    else f"{summary.speedup:.1f}× side by side, "
-                )
-                line += f" · <span style='color:{t.muted}'>{ratio}no verdict: {no_verdict}</span>"
-            else:
-                line += " · " + verdict(summary.speedup, t, shared)
-                if diagnosis is not None and diagnosis.one_at_a_time and summary.speedup >= 1.1:
+            v = headline_verdict(summary.speedup, diagnosis, shared)  # core/analyse/plain.py
+            color = {"sooner": t.good, "same": t.muted, "no-verdict": t.muted}.get(
+                v.kind, t.muted if shared else t.error
+            )
+            line += f" · <span style='color:{color}'>{v.text}</span>"
+            if v.kind != "no-verdict":
+                if diagnosis is not None and diagnosis.one_at_a_time and v.kind == "sooner":
                     # faster, but the server ran one request at a time: say where it came from
                     line += (
                         f" <span style='color:{t.muted}'>— from the prompt's shape, "
@@ -387,17 +374,6 @@ class SummaryStrip(QFrame):
                         else f"predicted {pc / pp:.1f}×"
                     )
                     line += f" <span style='color:{t.muted}; font-size:small'>({said})</span>"
-                if self.client_note:  # how the client sent (Engineer menu)
-                    line += f" <span style='color:{t.muted}; font-size:small'>· {self.client_note}</span>"
-                tradeoff = tradeoff_line(
-                    summary.speedup,
-                    token_ratio(
-                        side_tokens(state.requests, "combined"),
-                        side_tokens(state.requests, "parallel"),
-                    ),
-                )
-                if tradeoff:  # "4.5× faster, 1.3× the tokens" (core/cost.py)
-                    line += f" <span style='color:{t.muted}; font-size:small'>· {tradeoff}</span>"
         elif not finished:
             line += f" · <span style='color:{t.muted}'>running…</span>"
         if state.ended is not None and state.ended.stopped:
@@ -405,6 +381,8 @@ class SummaryStrip(QFrame):
         self.headline.setText(line)
         details = self._details(c, p, len(state.info.questions), finished)
         self.details.setText(" · ".join(x for x in (details, self.observer_text()) if x))
+        if not self.show_predictions:  # the presentation look: no engineer's detail line
+            self.details.setText("")
         if diagnosis is not None:
             self._explain(state, summary, diagnosis, shared)
 
@@ -427,7 +405,7 @@ class SummaryStrip(QFrame):
         else:
             self.banner.hide()
         lines = []
-        dec = decompose_groups(summary.groups)
+        dec = decompose_groups(summary.groups) if self.show_predictions else None
         if dec is not None:
             lines.append(
                 f"<b>{dec.speedup:.2f}×</b> = <b>{dec.prompt_shape_factor:.2f}×</b> from the "
@@ -435,11 +413,14 @@ class SummaryStrip(QFrame):
                 f"<b>{dec.concurrency_factor:.2f}×</b> from concurrency (sequential → parallel)"
             )
         if failure is None:  # the banner already says why
-            why = f"<b>Why:</b> {escape(d.text, quote=False)}"
-            for note in d.notes:
-                why += f"<br>Also: {escape(note.text, quote=False)}"
-            lines.append(why)
-        if no_verdict_reason(d, shared) is not None:
+            self.plain = plain_words(state, summary, d)  # core/analyse/plain.py
+            lines.insert(0, f"<b>{escape(self.plain, quote=False)}</b>")
+            if self.show_predictions:  # the engineer's line, with its measurements
+                why = f"<b>Why:</b> {escape(d.text, quote=False)}"
+                for note in d.notes:
+                    why += f"<br>Also: {escape(note.text, quote=False)}"
+                lines.append(why)
+        if self.show_predictions and fair_mode_applies(state, d):
             # the headline names the cause ("no verdict: both ways shared the server", "…
             # ran one request at a time") and the Why line explains it; this line offers
             # the fair measurement in as few words (one line on a projector)
@@ -448,7 +429,7 @@ class SummaryStrip(QFrame):
                 " to measure each way on an idle server."
             )
             if not d.one_at_a_time:  # the Why line said nothing of the shared server
-                offer = f"Sharing it inflates the ratio. {offer}"
+                offer = f"Sharing the server changes the ratio. {offer}"
             lines.append(offer)
         self.explain.setText("<br>".join(lines))
         self.explain.setVisible(bool(lines))
@@ -533,6 +514,15 @@ class SummaryStrip(QFrame):
                 toks.append(f"{name} {g.output_tokens}")
                 if g.estimated_note:
                     notes.append((name, g.estimated_note))
+        if self.client_note:  # how the client sent (Engineer menu)
+            parts.append(f"client: {self.client_note}")
+        state = self.state
+        if state is not None and c is not None and p is not None:
+            ratio = token_ratio(
+                side_tokens(state.requests, "combined"), side_tokens(state.requests, "parallel")
+            )
+            if ratio is not None:  # the speed-up is the headline's; here only the tokens
+                parts.append(f"parallel used {ratio:.1f}× the tokens")
         if toks:
             note = ""
             if finished and notes:

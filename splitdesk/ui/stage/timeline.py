@@ -383,14 +383,14 @@ class Timeline(QWidget):
         t = self.theme
         sw = "display:inline-block;"
         return (
-            f"<span style='color:{t.waiting}'>▨</span> waiting for first token "
-            f"(<span style='color:{t.waiting}'>█</span> the server's prefill) &nbsp;&nbsp;"
+            f"<span style='color:{t.waiting}'>▨</span> waiting for the first token "
+            f"(<span style='color:{t.waiting}'>█</span> prefill) &nbsp; "
             f"<span style='color:{lane_hex(0)}'>■</span><span style='color:{lane_hex(1)}'>■</span>"
-            f"<span style='color:{lane_hex(2)}'>■</span> streaming (numbers: answers inside the "
-            f"combined reply) &nbsp;&nbsp;"
+            f"<span style='color:{lane_hex(2)}'>■</span> streaming (1 2 3: the combined "
+            f"reply's answers) &nbsp; "
             f"<span style='color:{t.accent};{sw}'>┆</span> now"
         ) + (
-            f" &nbsp;&nbsp;<span style='color:{t.muted}'>┄▭</span> predicted"
+            f" &nbsp; <span style='color:{t.muted}'>┄▭</span> predicted"
             if self.show_predictions
             else ""
         )
@@ -836,6 +836,12 @@ class Timeline(QWidget):
             k = room / parallel
             if k * pitch < PACKED_MIN_PX:
                 k = 1.0  # too thin to see: they scroll
+            else:  # packed, few names are left to show: at the normal size when they fit
+                normal = ui_font(self.scale, 0)
+                n_pitch = QFontMetrics(normal).height() * LANE_PITCH
+                n_k = (vb_h / n_pitch - (n - parallel) - 0.2) / parallel
+                if n_k * n_pitch >= PACKED_MIN_PX:
+                    font, pitch, k = normal, n_pitch, n_k
         ys, ks = [], []
         cursor = -0.5  # a lane of its own is centred on its index
         for g in groups:

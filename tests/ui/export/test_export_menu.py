@@ -33,8 +33,8 @@ async def test_export_menu_writes_every_kind(make_window: Any, tmp_path: Path) -
         "Figures as CSV…",
         "Figures as JSON (bench document)…",
         "Trace for Perfetto (JSON)…",
-        "Animation as GIF (1280×720, 30 fps)…",
-        "Animation as MP4 (1280×720, 30 fps)…",
+        "Animation as GIF (size, frame rate)…",
+        "Animation as MP4 (size, frame rate)…",
     ]
     recording = load_recording(SHORT)
     assert window.recordings.show_recording(recording)
@@ -97,3 +97,22 @@ async def test_nothing_to_export_says_so(make_window: Any) -> None:
     window = make_window(AppSettings())
     window.exports.actions["csv"].trigger()
     assert window.statusBar().currentMessage().startswith("Nothing to export yet")
+
+
+@pytest.mark.asyncio
+async def test_the_animation_dialog_offers_sizes_and_rates(make_window: Any) -> None:
+    window = make_window(AppSettings())
+    assert window.recordings.show_recording(load_recording(SHORT))
+    dialog = window.exports._animation_dialog("gif")
+    assert dialog is not None
+    sizes = [dialog.size_box.itemData(i) for i in range(dialog.size_box.count())]
+    assert sizes[:3] == [(1280, 720), (1920, 1080), (3840, 2160)]
+    rates = [dialog.fps_box.itemData(i) for i in range(dialog.fps_box.count())]
+    assert rates == [30.0, 24.0, 15.0]  # a GIF plays at most 50 fps
+    dialog.size_box.setCurrentIndex(1)
+    dialog.fps_box.setCurrentIndex(2)
+    assert dialog.choice() == ((1920, 1080), 15.0)
+    dialog.close()
+    mp4 = window.exports._animation_dialog("mp4")
+    assert mp4 is not None and mp4.fps_box.findData(60.0) >= 0
+    mp4.close()

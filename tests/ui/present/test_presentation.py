@@ -22,8 +22,9 @@ from ui.shell.test_geometry import assert_disjoint, check_grid, check_timeline, 
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.metrics import summarize
+from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.analyse.token_curves import token_curve
-from splitdesk.core.files.recording import load_recording
+from splitdesk.core.files.recording import load_recording, suggested_name
 from splitdesk.core.files.scenarios import builtin_scenarios, load_scenario
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
@@ -34,6 +35,11 @@ from splitdesk.ui.run.controller import RunController
 from splitdesk.ui.shell.main_window import MainWindow
 
 SETTINGS = AppSettings(endpoint=EndpointSettings(speed=4.0), sidebar_collapsed=False)
+
+
+def said(state: Any) -> str:
+    """What presentation mode says beside the caption once ``state`` has ended."""
+    return f"Measured: {measured_line(state, diagnose_state(state))}"
 
 
 @pytest_asyncio.fixture
@@ -148,7 +154,7 @@ async def test_a_live_scenario_in_presentation_mode_is_legible(
         lambda: all(pane.text.toPlainText() for pane in window.stage.grid.panes), 10, "panes filled"
     )
     # the measured diagnosis beside the caption: core/diagnosis.py's line, not recomputed
-    assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
+    assert p.caption_bar.measured.text() == said(state)
     # engineer detail hidden: no prediction outlines, no predicted figures
     assert window.stage.look == "present"
     assert not window.stage.timeline.show_predictions and not window.stage.summary.show_predictions
@@ -251,7 +257,7 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     finished = await listen(window.runFinished, 60, "the replay to finish")
     replayed.set_speed(4.0)
     (state,) = await finished
-    assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
+    assert p.caption_bar.measured.text() == said(state)
 
     # a live run: Space runs, Esc stops it (and does not leave)
     key(window, Qt.Key.Key_1)
@@ -295,7 +301,7 @@ async def test_dependent_questions_measure_the_combined_request_against_the_chai
     combined, chain = groups["combined"].makespan_s, groups["sequential"].makespan_s
     assert combined is not None and chain is not None and combined < chain
     assert window.presentation.caption_bar.measured.text() == (
-        f"Measured: the combined request finished in {combined:.1f} s, the chain of 2 "
+        f"Measured: The combined request finished in {combined:.1f} s, the chain of 2 "
         f"requests in {chain:.1f} s — combining finished {chain - combined:.1f} s sooner."
     )
 
@@ -374,12 +380,18 @@ async def test_every_scenario_shows_its_own_state_never_anothers(
     finished = await listen(window.runFinished, 90, "the batching scenario's live run")
     key(window, Qt.Key.Key_Space)
     (first,) = await finished
-    measured = f"Measured: {diagnose_state(first).text}"
+    measured = said(first)
+    # its recording is named after the scenario (the auto-saved file too)
+    await wait_until(lambda: bool(window.recordings.history.entries), 10, "the run recorded")
+    recording = window.recordings.history.entries[0].recording
+    assert recording is not None and recording.title == scenarios[0].title
+    slug = "-".join(scenarios[0].title.lower().split())
+    assert suggested_name(recording).endswith(f"-{slug}.splitdesk.json")
     assert p.caption_bar.measured.text() == measured
-    assert "faster" in window.stage.summary.headline.text()
+    assert "sooner" in window.stage.summary.headline.text()
     # → the next: not the first one's result
     key(window, Qt.Key.Key_Right)
-    assert window.stage.state is None and "faster" not in window.stage.summary.headline.text()
+    assert window.stage.state is None and "sooner" not in window.stage.summary.headline.text()
     assert p.caption_bar.measured.text() == ""
     # ← back: the first one's own result again, at its end
     shown = await listen(window.runFinished, 20, "the first scenario's result shown again")
@@ -387,7 +399,7 @@ async def test_every_scenario_shows_its_own_state_never_anothers(
     (again,) = await shown
     assert [r.text for r in again.requests] == [r.text for r in first.requests]
     assert p.caption_bar.measured.text() == measured
-    assert "faster" in window.stage.summary.headline.text()
+    assert "sooner" in window.stage.summary.headline.text()
     # a user's scenario that replays a recording: its recording at its start, Space plays it
     demo = dict(demo_files())["single-slot"]
     path = tmp_path / "replay.toml"
@@ -406,5 +418,5 @@ async def test_every_scenario_shows_its_own_state_never_anothers(
     assert p.player.playing
     p.player.set_speed(4.0)
     (state,) = await replayed
-    assert p.caption_bar.measured.text() == f"Measured: {diagnose_state(state).text}"
-    assert "faster" not in window.stage.summary.headline.text()  # its own, not batching's
+    assert p.caption_bar.measured.text() == said(state)
+    assert "sooner" not in window.stage.summary.headline.text()  # its own, not batching's

@@ -73,7 +73,8 @@ async def test_full_run_fills_every_pane_and_tells_the_story(make_window: Any) -
     # Summary: the speed-up on the batching profile.
     summary = window.stage.summary.summary
     assert summary is not None and summary.speedup is not None and summary.speedup > 2
-    assert "faster" in window.stage.summary.headline.text()
+    assert "Parallel finished" in window.stage.summary.headline.text()
+    assert "sooner" in window.stage.summary.headline.text()
     assert "Stop" in window.stop_button.text() and not window.stop_button.isEnabled()
     assert window.run_button.isEnabled()
 

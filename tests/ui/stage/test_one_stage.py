@@ -22,6 +22,7 @@ from ui.conftest import wait_signal, wait_until
 
 from paths import ROOT
 from splitdesk.core.analyse.diagnosis import diagnose_state
+from splitdesk.core.analyse.plain import measured_line
 from splitdesk.core.files.figures_export import figures_json
 from splitdesk.core.files.recording import load_recording
 from splitdesk.core.files.settings import AppSettings
@@ -33,6 +34,11 @@ from splitdesk.ui.render.exports import ReplayFrames
 from splitdesk.ui.stage.stage import Stage
 
 DEMOS = ROOT / "resources" / "demos"
+
+
+def said(state: Any) -> str:
+    """What presentation mode says beside the caption once ``state`` has ended."""
+    return f"Measured: {measured_line(state, diagnose_state(state))}"
 
 
 def plan_of_state(state: RunState) -> RunPlan:
@@ -171,9 +177,7 @@ async def test_an_animation_paints_the_bare_stage_in_the_presentation_look(qtbot
         image = await frames.frame(frames.duration)
         assert len(image) == 640 * 360 * 4
         # the end: the measured line beside the caption, as presentation mode says it
-        assert (
-            stage.caption.measured.text() == f"Measured: {diagnose_state(frames.player.state).text}"
-        )
+        assert stage.caption.measured.text() == said(frames.player.state)
     finally:
         frames.dispose()
 

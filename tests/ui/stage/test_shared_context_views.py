@@ -62,7 +62,7 @@ async def test_a_document_run_shows_its_prefill_and_its_cache(make_window: Any) 
         assert (
             f"{f.prompt_tokens:,} prompt tokens, {f.cached_prompt_tokens:,} from cache" in bar.tip
         )
-    assert "the server's prefill" in window.stage.timeline.legend.text()
+    assert "█</span> prefill)" in window.stage.timeline.legend.text()  # the mark is named
 
     # the editor: the server's count replaces the estimate
     counted = context_prompt_tokens(state)

@@ -77,6 +77,6 @@ def test_a_speed_up_without_concurrency_says_where_it_came_from(qtbot: Any) -> N
     strip.bind(state)
     strip.refresh()
     head = strip.headline.text()
-    assert "parallel 1.8× faster than combined" in head
+    assert "Parallel finished 1.8× sooner" in head
     assert "from the prompt's shape, not concurrency" in head
     assert "the 1.8× speed-up came from the prompt's shape" in strip.explain.text()
