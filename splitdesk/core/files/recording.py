@@ -70,6 +70,7 @@ from pydantic import (
 from splitdesk import __version__
 from splitdesk.core.analyse.metrics import request_metrics, summarize
 from splitdesk.core.analyse.predict import PredictedRequest
+from splitdesk.core.measure.client_cpu import ClientCpu, ProcessCpu
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
 from splitdesk.core.run.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
@@ -231,6 +232,42 @@ Event = Annotated[
 ]
 
 
+class ProcessCpuRecord(_Strict):
+    """One process's CPU over a run (:class:`~splitdesk.core.measure.client_cpu.ProcessCpu`)."""
+
+    cpu_s: float
+    share: float
+
+
+class ClientCpuRecord(_Strict):
+    """splitdesk's own CPU over a run (:class:`~splitdesk.core.measure.client_cpu.ClientCpu`,
+    its ``to_json``) and whether the endpoint ran on this machine: a replay says what the
+    live run said about its observer effect."""
+
+    wall_s: float
+    cpus: int
+    machine_busy: float | None = None
+    processes: dict[str, ProcessCpuRecord | None] = Field(default_factory=dict)
+    local_endpoint: bool = False
+
+    @classmethod
+    def of(cls, cpu: ClientCpu, local_endpoint: bool) -> ClientCpuRecord:
+        """The record of ``cpu`` (rounded as the bench JSON rounds it)."""
+        return cls.model_validate(cpu.to_json() | {"local_endpoint": local_endpoint})
+
+    def figures(self) -> ClientCpu:
+        """The figures again."""
+        return ClientCpu(
+            self.wall_s,
+            {
+                name: None if p is None else ProcessCpu(p.cpu_s, p.share)
+                for name, p in self.processes.items()
+            },
+            self.cpus,
+            self.machine_busy,
+        )
+
+
 class RunRecord(_Strict):
     """One run: its events in arrival order and what goes with them.
 
@@ -239,7 +276,8 @@ class RunRecord(_Strict):
     ``predictions``: the cost model's, one per request, or ``None``; ``figures``: the
     figures at save time (:func:`figures_of`), for readers of the file; ``server``: the
     server's own ``/metrics`` samples while the run went (running, waiting, KV use), or
-    ``None`` (not polled, nothing published, or a file older than the field).
+    ``None`` (not polled, nothing published, or a file older than the field);
+    ``client_cpu``: splitdesk's own CPU over the run (window runs; ``None`` in older files).
     """
 
     label: str
@@ -250,6 +288,7 @@ class RunRecord(_Strict):
     predictions: list[PredictionRecord] | None = None
     figures: dict[str, Any] = Field(default_factory=dict)
     server: ServerSeriesRecord | None = None
+    client_cpu: ClientCpuRecord | None = None
 
     @property
     def duration_s(self) -> float:
@@ -391,6 +430,7 @@ def run_record(
     repeat: int = 0,
     predictions: Sequence[Any] | None = None,
     server: ServerSeriesRecord | None = None,
+    client_cpu: ClientCpuRecord | None = None,
 ) -> RunRecord:
     """A :class:`RunRecord` of ``events`` (the run's whole event list, in the order they
     were applied to ``state``). ``predictions``: objects with the fields of
@@ -411,6 +451,7 @@ def run_record(
         predictions=preds,
         figures=figures_of(state),
         server=server,
+        client_cpu=client_cpu,
     )
 
 

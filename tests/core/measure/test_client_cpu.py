@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from splitdesk.core.files.recording import ClientCpuRecord
 from splitdesk.core.measure.client_cpu import (
     BUSY_MACHINE,
     ClientCpu,
@@ -156,3 +157,16 @@ def test_the_bench_json_figures() -> None:
 )
 def test_loopback_urls(url: str, local: bool) -> None:
     assert is_loopback_url(url) is local
+
+
+def test_a_recording_keeps_the_figures_a_replay_says_again() -> None:
+    """A window run's recording keeps its CPU figures (``RunRecord.client_cpu``), so its
+    replay says what the live run said, and a file read back gives the same figures."""
+    cpu = _cpu(window=0.08, engine=0.04, busy=0.97, endpoint=0.2)
+    record = ClientCpuRecord.model_validate_json(
+        ClientCpuRecord.of(cpu, local_endpoint=True).model_dump_json()
+    )
+    assert record.local_endpoint
+    again = record.figures()
+    assert again.to_json() == cpu.to_json()
+    assert observer_effect(again, record.local_endpoint) == observer_effect(cpu, True)
