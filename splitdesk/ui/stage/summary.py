@@ -251,12 +251,14 @@ class SummaryStrip(QFrame):
         e = self.observer
         if e is None:
             return ""
-        server = "the built-in endpoint" if e.endpoint_share is not None else "the local server"
-        said = f" ({round(100 * e.endpoint_share)} %)" if e.endpoint_share is not None else ""
+        if e.endpoint_share is not None:  # the built-in endpoint is the server measured
+            beside = f"beside the built-in endpoint's {round(100 * e.endpoint_share)} %"
+        else:
+            beside = "while the local server ran"
         return (
-            f"splitdesk used {round(100 * e.client_share)} % of a core while {server}{said} "
-            f"ran, its {e.cpus} CPUs {round(100 * e.machine_busy)} % busy; results may be "
-            "slower than without the window — <code>splitdesk bench</code> measures without it"
+            f"splitdesk used {round(100 * e.client_share)} % of a core {beside}, the "
+            f"{e.cpus} CPUs {round(100 * e.machine_busy)} % busy; results may be slower than "
+            "without the window — <code>splitdesk bench</code> measures without it"
         )
 
     def clear(self, text: str = "") -> None:

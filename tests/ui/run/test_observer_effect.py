@@ -65,7 +65,7 @@ async def test_a_run_beside_a_busy_local_server_says_what_splitdesk_took(
     assert effect is not None, final
     details = window.stage.summary.details.text()
     said = re.search(
-        r"splitdesk used (\d+) % of a core while the built-in endpoint \((\d+) %\)", details
+        r"splitdesk used (\d+) % of a core beside the built-in endpoint's (\d+) %", details
     )
     assert said, details
     assert int(said.group(1)) == round(100 * effect.client_share)
@@ -83,7 +83,7 @@ def test_the_sentence_names_the_local_server_and_is_gone_for_the_next_run(qtbot:
     qtbot.addWidget(strip)
     strip.set_observer(ObserverEffect(0.12, 0.09, None, 0.97, 2))
     assert strip.observer_text() == (
-        "splitdesk used 12 % of a core while the local server ran, its 2 CPUs 97 % busy; "
+        "splitdesk used 12 % of a core while the local server ran, the 2 CPUs 97 % busy; "
         "results may be slower than without the window — <code>splitdesk bench</code> "
         "measures without it"
     )
