@@ -1,7 +1,7 @@
 """The window under load: 64 parallel streams × ~82 tok/s from the built-in endpoint.
 
 Runs the real window offscreen (``QT_QPA_PLATFORM=offscreen``) with the real controller,
-engine thread and built-in endpoint, and measures while the panes and the timeline paint:
+engine process and built-in endpoint, and measures while the panes and the timeline paint:
 
 * GUI event-loop lag: how late ``asyncio.sleep(0.01)`` wakes on the qasync loop (p50/p99):
   over the whole run, over the samples taken while requests stream (after the panes are
@@ -287,8 +287,8 @@ def main() -> None:
     parser.add_argument(
         "--table",
         action="store_true",
-        help="afterwards, run the other scripts behind issue 13's table (window_cpu, "
-        "sim_capacity at 64/256, overhead, fidelity) and print their figures too",
+        help="afterwards, run the other scripts behind issue 25's table (window_cpu, "
+        "sim_capacity at 64/256, overhead, fidelity), print their figures and the table",
     )
     parser.add_argument(
         "--no-starts",
