@@ -40,6 +40,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from splitdesk import logs
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.scenarios import Scenario
 from splitdesk.core.files.settings import read_settings
 from splitdesk.core.run.questions import QuestionSet
@@ -50,6 +51,7 @@ from splitdesk.ui.common.gc import GuiGarbageCollector, freeze_built_window
 from splitdesk.ui.common.priority import lower_gui_priority
 from splitdesk.ui.common.tasks import spawn
 from splitdesk.ui.common.theme import THEMES, apply_theme
+from splitdesk.ui.render.exports import png_bytes
 from splitdesk.ui.run.controller import RunController
 from splitdesk.ui.shell.main_window import MainWindow
 
@@ -413,8 +415,13 @@ def run_gui(opts: GuiOptions) -> int:
         if opts.screenshot is not None:
             image = window.grab().toImage()
             path = opts.screenshot
-            # The format follows the file name (PySide6 rejects b"PNG", mypy rejects "PNG").
-            ok = await asyncio.to_thread(lambda: image.save(str(path)))
+            fmt = path.suffix.lstrip(".").upper() or "PNG"  # the format follows the name
+            try:
+                await asyncio.to_thread(lambda: write_atomic(path, png_bytes(image, fmt)))
+                ok = True
+            except OSError as exc:
+                log.warning("screenshot %s: %s", path, exc)
+                ok = False
             print(f"screenshot {'saved to' if ok else 'could not be saved to'} {path}", flush=True)
         if opts.quit:
             window.close()

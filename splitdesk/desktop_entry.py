@@ -24,6 +24,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from splitdesk.childproc import is_frozen
+from splitdesk.core.files.atomic import write_atomic
 
 DESKTOP_FILE = "splitdesk.desktop"
 METAINFO_FILE = "io.github.splitdesk.splitdesk.metainfo.xml"
@@ -127,16 +128,16 @@ def install(home: Path | None = None, launcher: Path | None = None) -> list[Path
     written: list[Path] = []
     entry = home / "applications" / DESKTOP_FILE
     entry.parent.mkdir(parents=True, exist_ok=True)
-    entry.write_text(desktop_entry_text(launcher), encoding="utf-8")
+    write_atomic(entry, desktop_entry_text(launcher))
     written.append(entry)
     meta = home / "metainfo" / METAINFO_FILE
     meta.parent.mkdir(parents=True, exist_ok=True)
-    meta.write_bytes(files("splitdesk.resources").joinpath("desktop", METAINFO_FILE).read_bytes())
+    write_atomic(meta, files("splitdesk.resources").joinpath("desktop", METAINFO_FILE).read_bytes())
     written.append(meta)
     for src, rel in _icon_files():
         target = home / "icons" / "hicolor" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(src.read_bytes())
+        write_atomic(target, src.read_bytes())
         written.append(target)
     _refresh_caches(home)
     return written

@@ -66,6 +66,11 @@ class ReplayServer:
     chunks: list[bytes]
     pause: float = 0.03
     tls: ssl.SSLContext | None = None  # serve https with this server context
+    #: after the last chunk, neither end the chunked body nor close: hold the response open
+    #: until the client leaves (a server or proxy that does not close after its last event)
+    hold_open: bool = False
+    #: set when the client closed a held-open response (:attr:`hold_open`)
+    client_left: asyncio.Event = field(default_factory=asyncio.Event)
     write_times: list[int] = field(default_factory=list)
     requests: list[tuple[bytes, bytes]] = field(default_factory=list)
     _server: asyncio.Server | None = None
@@ -112,5 +117,9 @@ class ReplayServer:
             writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             await writer.drain()
             await asyncio.sleep(self.pause)
+        if self.hold_open:
+            await reader.read()  # b"" once the client closed its end
+            self.client_left.set()
+            return
         writer.write(b"0\r\n\r\n")
         await writer.drain()

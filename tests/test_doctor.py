@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -147,3 +149,63 @@ def test_no_display_is_a_problem_and_the_rest_still_runs_offscreen() -> None:
     assert lines_with(proc.stdout, "PROBLEM", "display")
     assert "xvfb-run" in proc.stdout
     assert "platform plugin 'offscreen'" in lines_with(proc.stdout, "ok", "Qt")[0]
+
+
+def test_doctor_from_a_folder_holding_a_splitdesk_directory_finds_no_problem(
+    tmp_path: Path,
+) -> None:
+    """The console script started where a clone lives (a ``splitdesk/`` directory in the
+    working directory, as a desktop-menu launch may start it): its children (Qt probe,
+    built-in endpoint, engine) import the installed package, not that folder."""
+    (tmp_path / "splitdesk").mkdir()
+    script = Path(sys.executable).parent / "splitdesk"
+    proc = subprocess.run(
+        [str(script), "doctor"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "answered" in lines_with(proc.stdout, "ok", "endpoint")[0]
+    assert lines_with(proc.stdout, "ok", "engine"), proc.stdout
+
+
+def test_a_child_that_cannot_import_is_named_with_its_own_error_not_qt_or_a_firewall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Children that cannot import splitdesk (here a broken package first on PYTHONPATH):
+    each finding names the ImportError in one line and says to reinstall, not to install
+    Qt's libraries or open a firewall."""
+    from splitdesk.doctor.endpoint import check_endpoint
+    from splitdesk.doctor.qt import check_qt
+
+    broken = tmp_path / "splitdesk"
+    broken.mkdir()
+    (broken / "__init__.py").write_text('raise ImportError("broken splitdesk for the test")\n')
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    findings = check_qt() + check_endpoint()
+    problems = {f.area: f for f in findings if f.status == "problem"}
+    assert set(problems) == {"Qt", "endpoint", "engine"}, findings
+    for f in problems.values():
+        assert "ImportError: broken splitdesk for the test" in f.detail, f
+        assert "\n" not in f.detail and "File " not in f.detail, f  # one line, no traceback
+        assert "reinstall splitdesk" in (f.fix or ""), f
+        assert "firewall" not in (f.fix or "") and "libraries Qt" not in (f.fix or ""), f
+
+
+def test_no_proxy_ranges_exempt_loopback_and_unreadable_entries_are_a_note() -> None:
+    """An IPv4 range covering 127.0.0.1 exempts the built-in endpoint (httpx's own reading
+    did not know ranges, and raised on the IPv6 one); an entry no form reads is named."""
+    proc = doctor(
+        "--skip-endpoint",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="fd00::/8,127.0.0.0/8,host:notaport",
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "also applies to 127.0.0.1" not in proc.stdout, proc.stdout
+    (note,) = lines_with(proc.stdout, "note", "proxy")
+    assert note.endswith("are ignored: host:notaport")

@@ -28,6 +28,7 @@ OUTPUTS = {
     "--window-png": "w.png",
     "--gif": "a.gif",
     "--mp4": "a.mp4",
+    "--webp": "a.webp",
 }
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,8 +25,12 @@ def run_bench_command(
     sweep`` shares every bench option this way) and may raise ``BenchError``."""
     from splitdesk.core.bench.compare import BenchError, run_bench
     from splitdesk.core.bench.options import BenchOptions
+    from splitdesk.core.bench.size import session_size, size_problem
+    from splitdesk.core.files.atomic import input_problem, output_problem, same_file
     from splitdesk.core.measure.client_pattern import ClientPattern
     from splitdesk.core.measure.runner import Timeouts
+    from splitdesk.core.run import limits
+    from splitdesk.core.run.limits import questions_problem
     from splitdesk.core.run.questions import (
         DEFAULT_SET,
         QuestionFileError,
@@ -85,46 +88,74 @@ def run_bench_command(
             f"--mode {args.mode} needs at least 2 questions to combine (got {len(questions)}); "
             "use --mode parallel for one"
         )
-    if args.repeat < 1:
-        return fail("--repeat must be >= 1")
-    if args.max_tokens < 1:
-        return fail("--max-tokens must be >= 1")
-    for flag, value in (
-        ("--read-timeout", args.read_timeout),
-        ("--connect-timeout", args.connect_timeout),
-    ):
-        if not (math.isfinite(value) and value > 0):
-            return fail(f"{flag} must be a positive number of seconds (got {value})")
-    if args.retry_429 < 0:
-        return fail("--retry-429 must be >= 0")
-    if args.temperature is not None and not (
-        math.isfinite(args.temperature) and args.temperature >= 0
-    ):
-        return fail(f"--temperature must be >= 0 (got {args.temperature})")
-    if args.json_path and args.json_path != "-":
-        target = Path(args.json_path)
-        folder = target.parent if str(target.parent) else Path(".")
-        if target.is_dir():
-            return fail(f"--json {args.json_path}: is a folder; give a file name")
-        if not folder.is_dir():
-            return fail(f"--json {args.json_path}: folder {folder} does not exist")
-        if not os.access(folder, os.W_OK):
-            return fail(f"--json {args.json_path}: folder {folder} is not writable")
+    if problem := questions_problem(questions):
+        return fail(problem)
     sim_params: dict[str, str] = {}
     for item in args.sim_param:
         name, sep, value = item.partition("=")
         if not sep:
             return fail(f"--sim-param {item!r}: expected NAME=VALUE")
         sim_params[name.strip().replace("-", "_")] = value.strip()
+    builtin_params = None
+    if args.endpoint == "builtin":
+        from splitdesk.sim.params import SimParams
+
+        try:  # every simulator parameter's bound, before anything starts
+            builtin_params = SimParams.checked(args.profile, sim_params)
+        except ValueError as exc:
+            return fail(f"--sim-param {exc}")
+    # One bound per kind of number, with its reason (core/run/limits.py).
+    for flag, value, bound in (
+        ("--max-tokens", args.max_tokens, limits.MAX_TOKENS),
+        ("--warmup", args.warmup, limits.WARMUP),
+        ("--retry-429", args.retry_429, limits.RETRY_429),
+        ("--read-timeout", args.read_timeout, limits.TIMEOUT_S),
+        ("--connect-timeout", args.connect_timeout, limits.TIMEOUT_S),
+        ("--pause", args.pause, limits.PAUSE_S),
+        ("--temperature", args.temperature, limits.TEMPERATURE),
+        ("--seed", args.seed, limits.SEED),
+    ):
+        if value is not None and (problem := bound.problem(value)):
+            return fail(f"{flag} {value:g}: {problem}" if isinstance(value, float) else
+                        f"{flag} {value}: {problem}")  # fmt: skip
+    if run is None and args.repeat >= 1:
+        # bench: its size, estimated before anything is sent (core/bench/size.py); before
+        # --repeat's bound, so that --repeat 1000000000 says how large it would be
+        step = answer = None
+        if builtin_params is not None:
+            step = builtin_params.t_base / builtin_params.speed
+            answer = builtin_params.answer_tokens
+        planned = BenchOptions(questions, mode=args.mode, max_tokens=args.max_tokens)
+        planned.repeat, planned.warmup = args.repeat, args.warmup
+        if problem := size_problem(session_size(planned, step_s=step, answer_tokens=answer)):
+            return fail(problem)
+    if problem := limits.REPEAT.problem(args.repeat):
+        return fail(f"--repeat {args.repeat}: {problem}")
+    # Every path an option names, checked before anything is sent: a run of minutes must
+    # not end in a file it cannot write (core/files/atomic.py).
+    outputs = {"--json": args.json_path if args.json_path != "-" else None}
+    outputs["--record"] = getattr(args, "record_path", None)
+    for flag, target in outputs.items():
+        if target and (problem := output_problem(Path(target))):
+            return fail(f"{flag} {target}: {problem}")
+    named = [(flag, Path(target)) for flag, target in outputs.items() if target]
+    if len(named) == 2 and same_file(named[0][1], named[1][1]):
+        return fail(f"--json and --record name one file ({named[0][1]}): give each its own")
+    if args.ca_bundle and (problem := input_problem(Path(args.ca_bundle), "CA bundle")):
+        return fail(f"--ca-bundle {args.ca_bundle}: {problem}")
     endpoint = args.endpoint
     if endpoint != "builtin":
         from splitdesk.core.measure.runner import check_url, redact
+        from splitdesk.core.measure.urls import base_url_problem
 
+        shown = redact(endpoint, None)
         try:
             check_url(endpoint)
         except ValueError as exc:
-            shown = redact(endpoint, None)
             return fail(f"--endpoint {shown!r}: {exc} (expected 'builtin' or an http(s):// URL)")
+        wrong_path = base_url_problem(endpoint, args.api)
+        if wrong_path is not None:
+            return fail(f"--endpoint {shown!r}: {wrong_path}")
     opts = BenchOptions(
         questions=questions,
         titles=titles,
@@ -146,10 +177,6 @@ def run_bench_command(
         verify=False if args.insecure else (args.ca_bundle or True),
         client=ClientPattern(cold=args.cold, release=args.release),
     )
-    if args.warmup < 0:
-        return fail("--warmup must be >= 0")
-    if not (math.isfinite(args.pause) and 0 <= args.pause <= 3600):
-        return fail("--pause must be 0-3600 seconds")
     opts.warmup, opts.pause_s, opts.nonce = args.warmup, args.pause, args.nonce
     if (args.price_in is None) != (args.price_out is None):
         return fail("--price-in and --price-out go together (prices per million tokens)")

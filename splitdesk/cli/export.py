@@ -1,12 +1,14 @@
-"""``splitdesk export RECORDING --png/--svg/--window-png/--csv/--json/--trace/--gif/--mp4 OUT``.
+"""``splitdesk export RECORDING --png/--svg/--window-png/--csv/--json/--trace/--gif/--mp4/
+--webp OUT``.
 
 Writes the same files as the window's File → Export menu, with no window on screen: the
 figures (CSV, bench JSON), the Perfetto / Chrome trace, the timeline (PNG at 2× by
 default, SVG) and the whole window (PNG) as they look at the run's end, and the run as an
-animation (GIF, MP4) rendered offscreen at ``--size`` and ``--fps``. Several outputs may
-be asked at once. Qt is loaded only for pictures and animations, on the ``offscreen``
-platform unless ``QT_QPA_PLATFORM`` says otherwise. A terminal gets a progress bar for
-animations (stderr). Exit status: 0 written, 1 an export failed, 2 a bad file or option.
+animation (GIF, MP4, animated WebP) rendered offscreen at ``--size`` and ``--fps``.
+Several outputs may be asked at once. Qt is loaded only for pictures and animations, on
+the ``offscreen`` platform unless ``QT_QPA_PLATFORM`` says otherwise. A terminal gets a
+progress bar for animations (stderr). Exit status: 0 written, 1 an export failed, 2 a
+bad file or option.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from splitdesk.core.files.atomic import output_problem, same_file, write_atomic
+
 _TEXT_KINDS = ("csv", "json", "trace")
 _PICTURE_KINDS = ("png", "svg", "window_png")
-_ANIMATION_KINDS = ("gif", "mp4")
+_ANIMATION_KINDS = ("gif", "mp4", "webp")
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -66,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--gif", metavar="OUT", help="the run as an animated GIF")
     out.add_argument("--mp4", metavar="OUT", help="the run as an MP4 video (H.264)")
+    out.add_argument(
+        "--webp", metavar="OUT", help="the run as an animated WebP (lossless, loops; for the web)"
+    )
     p.add_argument(
         "--size",
         type=_size,
@@ -124,20 +131,28 @@ def _fail(message: str, status: int = 2) -> int:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 def _check_target(flag: str, target: str) -> str | None:
-    path = Path(target)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        return f"--{flag} {target}: is a folder; give a file name"
-    if not folder.is_dir():
-        return f"--{flag} {target}: folder {folder} does not exist"
-    if not os.access(folder, os.W_OK):
-        return f"--{flag} {target}: folder {folder} is not writable"
+    if problem := output_problem(Path(target)):
+        return f"--{flag} {target}: {problem}"
+    return None
+
+
+def _same_targets(asked: dict[str, str], source: Path) -> str | None:
+    """Two outputs naming one file (or one naming the recording itself), or ``None``."""
+    seen: list[tuple[str, Path]] = [("the recording", source)]
+    for kind, target in asked.items():
+        path = Path(target)
+        for other, earlier in seen:
+            if same_file(path, earlier):
+                which = other if other == "the recording" else f"--{other.replace('_', '-')}"
+                return (
+                    f"--{kind.replace('_', '-')} {target}: {which} names the same file; "
+                    "give each output its own"
+                )
+        seen.append((kind, path))
     return None
 
 
@@ -152,18 +167,22 @@ def run(args: argparse.Namespace) -> int:
     }
     if not asked:
         return _fail("nothing to export: give one or more of --png --svg --window-png --csv "
-                     "--json --trace --gif --mp4")  # fmt: skip
+                     "--json --trace --gif --mp4 --webp")  # fmt: skip
     for kind, target in asked.items():
         if problem := _check_target(kind.replace("_", "-"), target):
             return _fail(problem)
     path = Path(args.file)
+    if problem := _same_targets(asked, path):
+        return _fail(problem)
     try:
         recording = load_recording(path)
     except RecordingError as exc:
         return _fail(str(exc))
+    if recording.read_only_note:  # a newer splitdesk's file: one line, then it exports
+        print(f"splitdesk export: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         return _fail(f"--run {args.run}: {path} holds {len(recording.runs)} run(s)")
-    if ("gif" in asked or "mp4" in asked) and args.fps > 60:
+    if any(k in asked for k in _ANIMATION_KINDS) and args.fps > 60:
         return _fail(f"--fps {args.fps:g}: at most 60 frames per second")
     if "gif" in asked and args.fps > 50:
         return _fail(f"--fps {args.fps:g}: a GIF plays right at 50 frames per second at most")

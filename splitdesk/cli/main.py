@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Open the window (imports Qt only now)."""
+    from splitdesk.core.files.atomic import output_problem
     from splitdesk.sim.params import PROFILES
 
     if args.gui_profile and args.gui_profile not in PROFILES:
@@ -182,6 +183,8 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--scale must be between 0.6 and 3")
     if args.speed is not None and not 0 < args.speed <= 100:
         parser.error("--speed must be in (0, 100]")
+    if args.screenshot and (problem := output_problem(Path(args.screenshot))):
+        parser.error(f"--screenshot {args.screenshot}: {problem}")  # before the run, exit 2
     question_set = None
     if args.gui_questions:
         from splitdesk.core.run.questions import QuestionFileError, load_question_set

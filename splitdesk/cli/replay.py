@@ -56,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the file, then replay it in the window. Returns the exit status (2 for a file
     that cannot be replayed)."""
+    from splitdesk.core.files.atomic import output_problem
     from splitdesk.core.files.recording import RecordingError, load_recording
 
     path = Path(args.file)
@@ -64,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         print(f"splitdesk replay: error: {exc}", file=sys.stderr)
         return 2
+    if recording.read_only_note:  # a newer splitdesk's file: one line, then it replays
+        print(f"splitdesk replay: note: {recording.read_only_note}", file=sys.stderr)
     if not 1 <= args.run <= len(recording.runs):
         print(
             f"splitdesk replay: error: --run {args.run}: {path} holds {len(recording.runs)} run(s)",
@@ -72,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.scale is not None and not 0.6 <= args.scale <= 3.0:
         print("splitdesk replay: error: --scale must be between 0.6 and 3", file=sys.stderr)
+        return 2
+    if args.screenshot and (problem := output_problem(Path(args.screenshot))):
+        print(
+            f"splitdesk replay: error: --screenshot {args.screenshot}: {problem}", file=sys.stderr
+        )
         return 2
     from splitdesk.app import GuiOptions, run_gui
 

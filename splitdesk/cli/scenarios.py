@@ -78,7 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--formats",
         default="mp4,gif,png",
         metavar="LIST",
-        help="which files per scene, comma-separated: mp4, gif, png (default all three)",
+        help="which files per scene, comma-separated: mp4, gif, webp (animated, lossless), "
+        "png (default mp4,gif,png)",
     )
     p.add_argument("--theme", choices=["dark", "light"], default="dark", help="colour theme")
 
@@ -169,9 +170,62 @@ def _only(args: argparse.Namespace, scenarios: list[Scenario]) -> list[int]:
     return list(range(len(scenarios)))
 
 
+class _Stop:
+    """SIGTERM (the window's Cancel) and SIGINT (Ctrl-C) during ``--export``: the clip being
+    rendered ends at its next frame, its writer aborted (ffmpeg killed, no partial file),
+    and no further scene starts; files already written stay. A scene's run on the built-in
+    endpoint stops through the bench's own handling (:mod:`splitdesk.core.bench.interrupt`,
+    exit status 130), which hands the signals back to Python's defaults when it ends: so
+    :meth:`install` is called again after each run. Only in the main thread (a test calling
+    :func:`export_talk` from another keeps Python's defaults)."""
+
+    def __init__(self) -> None:
+        self._asked = False
+
+    def asked(self) -> bool:
+        """A stop was asked (a method: it changes while a caller runs)."""
+        return self._asked
+
+    def install(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+
+    def uninstall(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self._asked = True
+
+
+#: Exit status of an export stopped by SIGTERM or Ctrl-C (128 + SIGINT, as the bench's).
+STOPPED = 130
+
+
 def export_talk(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``--export DIR``: every scenario of the talk as clips (module docstring). Exit 0
-    written, 1 a scene failed, 2 a bad option or file (said before anything runs)."""
+    written, 1 a scene failed, 2 a bad option or file (said before anything runs), 130
+    stopped by SIGTERM or Ctrl-C (:class:`_Stop`: what was written stays, nothing partial).
+    Writes one line per scene to ``err`` as it starts (``scene 3/11 rate-limit: …``) and
+    one per file to ``out`` (``mp4: wrote …``): the window's export reads them."""
+    stop = _Stop()
+    stop.install()
+    try:
+        return _export_talk(args, out, err, stop)
+    finally:
+        stop.uninstall()
+
+
+def _export_talk(args: argparse.Namespace, out: TextIO, err: TextIO, stop: _Stop) -> int:
     import tempfile
 
     from splitdesk.core.files.recording import RecordingError, load_recording
@@ -209,6 +263,8 @@ def export_talk(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with tempfile.TemporaryDirectory(prefix="splitdesk-talk-") as tmp:
         for place in places:
             k, scenario = place + 1, scenarios[place]
+            if stop.asked():
+                break
             try:
                 if scenario.recording is not None:
                     recording = load_recording(scenario.recording)
@@ -220,11 +276,19 @@ def export_talk(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         flush=True,
                     )
                     recording = _run_scenario(scenario, Path(tmp) / f"{k}.splitdesk.json")
+                    stop.install()  # the bench gave the signals back to the defaults
             except (RecordingError, ScenarioError) as exc:
+                if stop.asked():
+                    break
                 return fail(f"{scenario.name}: {exc}", 1)
+            if stop.asked():
+                break
             title = scenario.title
             scenes.append(Scene(scenario.name, title, scenario.caption, k, total, recording))
-    return _render_scenes(scenes, folder, kinds, args, out, err)
+    if stop.asked():
+        print("splitdesk scenarios: stopped before any clip was rendered", file=err)
+        return STOPPED
+    return _render_scenes(scenes, folder, kinds, args, out, err, stop)
 
 
 def _run_scenario(scenario: Scenario, path: Path) -> Any:
@@ -235,12 +299,14 @@ def _run_scenario(scenario: Scenario, path: Path) -> Any:
 
     from splitdesk.core.bench.compare import run_bench
     from splitdesk.core.bench.scenarios import bench_options
-    from splitdesk.core.files.recording import load_recording
+    from splitdesk.core.files.recording import RecordingError, load_recording
     from splitdesk.sim.launcher import start_sim
 
     opts = bench_options(scenario)
     opts.record_path = str(path)
-    run_bench(opts, out=io.StringIO(), err=io.StringIO(), launch=start_sim)
+    status = run_bench(opts, out=io.StringIO(), err=io.StringIO(), launch=start_sim)
+    if status == STOPPED:
+        raise RecordingError("stopped (SIGTERM or Ctrl-C) while it ran")
     recording = load_recording(path)
     return recording.model_copy(update={"title": scenario.title})
 
@@ -252,8 +318,10 @@ def _render_scenes(
     args: argparse.Namespace,
     out: TextIO,
     err: TextIO,
+    stop: _Stop,
 ) -> int:
-    """Render ``scenes`` offscreen (Qt is loaded only now); one line per file written."""
+    """Render ``scenes`` offscreen (Qt is loaded only now); one line per scene as it starts
+    (``err``), one per file written (``out``). ``stop.asked()``: end at the next frame."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import asyncio
     import time
@@ -267,7 +335,7 @@ def _render_scenes(
     from splitdesk.ui.common.theme import THEMES, apply_theme
     from splitdesk.ui.render.clips import render_scene
     from splitdesk.ui.render.encoders import EncodeError, animation_seconds
-    from splitdesk.ui.render.exports import frame_count
+    from splitdesk.ui.render.exports import ExportCancelledError, frame_count
 
     # Qt's messages to the log, its harmless offscreen noise left out (one "does not support
     # propagateSizeHints()" per stage shown, 17 of them per export before)
@@ -280,6 +348,13 @@ def _render_scenes(
 
     async def main() -> None:
         for scene in scenes:
+            if stop.asked():
+                raise ExportCancelledError("stopped")
+            print(
+                f"scene {scene.index}/{scene.total} {scene.name}: rendering {', '.join(kinds)}…",
+                file=err,
+                flush=True,
+            )
             started = time.monotonic()
             bars: dict[str, ProgressBar] = {}
 
@@ -287,7 +362,7 @@ def _render_scenes(
                 kind: str, done: int, total: int, scene: Any = scene, bars: Any = bars
             ) -> bool:
                 bar = bars.setdefault(kind, ProgressBar(f"{scene.index:02d} {kind}", err))
-                return bool(bar(done, total))
+                return bool(bar(done, total)) and not stop.asked()
 
             paths = await render_scene(
                 scene, folder, theme, args.size, args.fps, kinds, progress=progress
@@ -302,12 +377,16 @@ def _render_scenes(
                 frames = frame_count(scene.recording.runs[0].duration_s, args.fps)
                 plays = animation_seconds(frames, args.fps, kind)
                 print(animation_line(kind, path, frames, args.fps, plays, size_mb, took), file=out)
+            out.flush()
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
         with loop:
             loop.run_until_complete(main())
+    except ExportCancelledError:
+        print("splitdesk scenarios: stopped; the clips written so far are kept", file=err)
+        status["code"] = STOPPED
     except EncodeError as exc:
         print(f"splitdesk scenarios: error: {exc}", file=err)
         status["code"] = 1

@@ -69,6 +69,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     args.mode = "parallel"  # a sweep starts at N = 1: bench's "combine needs two" is moot
 
     def sweep(opts: BenchOptions) -> int:
+        from dataclasses import replace
+
+        from splitdesk.core.bench.size import session_size, size_problem
+
+        # its size before anything is sent: every N combined then parallel, at most max_n
+        # questions each (an over-estimate; core/bench/size.py)
+        both = replace(opts, mode="one-after-another", questions=opts.questions[:1])
+        size = session_size(both, rounds_per_mode=args.max_n * opts.repeat, questions=args.max_n)
+        if problem := size_problem(size):
+            print(f"splitdesk sweep: error: {problem}", file=sys.stderr)
+            return 2
         return run_sweep(
             opts, args.max_n, launch=start_sim
         )  # N ≤ 64: splitdesk/cpus.py MANY_STREAMS

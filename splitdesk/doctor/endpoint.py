@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import time
 
+from splitdesk.childproc import import_failure_fix
 from splitdesk.doctor.finding import Finding
 
 
 def check_endpoint() -> list[Finding]:
     """Start the built-in endpoint, ask it one chat completion over loopback (with the
-    environment's proxy settings, as a run does), and start the engine process."""
+    environment's proxy settings, as a run does), and start the engine process (each
+    checked whatever the other's result)."""
+    return _check_builtin_endpoint() + _check_engine()
+
+
+def _check_builtin_endpoint() -> list[Finding]:
     import httpx
 
-    from splitdesk.core.measure.engine import EngineProcess
+    from splitdesk.core.measure.netenv import client_settings
     from splitdesk.sim.launcher import SimStartError, start_sim
 
     out: list[Finding] = []
@@ -21,17 +27,21 @@ def check_endpoint() -> list[Finding]:
     try:
         sim = start_sim(timeout=30.0)
     except (SimStartError, OSError) as exc:
-        return [
-            Finding(
-                "endpoint",
-                "problem",
-                f"the built-in endpoint did not start: {exc}",
-                "run 'splitdesk sim' to see its own error; a firewall must allow 127.0.0.1",
+        cause = getattr(exc, "cause", "")
+        fix = import_failure_fix(cause)
+        if fix is None:
+            fix = (
+                "run 'splitdesk sim' to see its own error"
+                if "exited with status" in str(exc)
+                else "run 'splitdesk sim' to see whether it starts; a firewall must allow 127.0.0.1"
             )
-        ]
+        return [Finding("endpoint", "problem", f"the built-in endpoint did not start: {exc}", fix)]
     started = time.perf_counter() - t0
     try:
-        with httpx.Client(timeout=15.0, trust_env=True) as client:
+        net = client_settings(sim.url)  # the environment's proxy rules, as a run applies them
+        with httpx.Client(
+            timeout=15.0, verify=net.verify, trust_env=net.trust_env, proxy=net.proxy
+        ) as client:
             model = client.get(f"{sim.openai_base_url}/models").json()["data"][0]["id"]
             reply = client.post(
                 f"{sim.openai_base_url}/chat/completions",
@@ -66,6 +76,13 @@ def check_endpoint() -> list[Finding]:
         )
     finally:
         sim.stop()
+    return out
+
+
+def _check_engine() -> list[Finding]:
+    from splitdesk.core.measure.engine import EngineProcess
+
+    out: list[Finding] = []
     engine = EngineProcess()
     t0 = time.perf_counter()
     try:
@@ -78,8 +95,9 @@ def check_endpoint() -> list[Finding]:
             Finding(
                 "engine",
                 "problem",
-                f"the engine process did not start: {exc}",
-                "reinstall splitdesk; the window needs this process to measure runs",
+                f"{exc}",
+                import_failure_fix(getattr(exc, "cause", ""))
+                or "reinstall splitdesk; the window needs this process to measure runs",
             )
         )
     finally:

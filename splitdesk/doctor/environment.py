@@ -114,10 +114,15 @@ def _split_fix(message: str) -> tuple[str, str | None]:
 
 def check_network_env() -> list[Finding]:
     """Proxy and CA variables, judged by :mod:`splitdesk.core.measure.netenv` (the same rules a
-    run applies: httpx's reading of the environment)."""
+    run applies; ``NO_PROXY`` as :mod:`splitdesk.core.measure.no_proxy` reads it)."""
     from urllib.request import getproxies
 
-    from splitdesk.core.measure.netenv import proxy_for, proxy_problem, tls_problem
+    from splitdesk.core.measure.netenv import (
+        environment_proxies,
+        proxy_for,
+        proxy_problem,
+        tls_problem,
+    )
 
     out: list[Finding] = []
     proxies = {k: v for k, v in getproxies().items() if k in ("http", "https", "all", "no")}
@@ -133,6 +138,17 @@ def check_network_env() -> list[Finding]:
             if problem:
                 what, fix = _split_fix(problem)
                 out.append(Finding("proxy", "problem", _redacted_text(what, value), fix))
+        unreadable = environment_proxies()[1].unreadable
+        if unreadable:
+            out.append(
+                Finding(
+                    "proxy",
+                    "note",
+                    f"NO_PROXY entries no form reads are ignored: {', '.join(unreadable)}",
+                    "write each as a host name (.example.com), an IP address or a CIDR range "
+                    "(10.0.0.0/8, fd00::/8), optionally with :port",
+                )
+            )
         through = proxy_for(LOOPBACK_URL)
         if through is not None:
             out.append(

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from splitdesk.childproc import module_command
+from splitdesk.childproc import child_env, failure_line, import_failure_fix, module_command
 from splitdesk.doctor.finding import Finding
 
 #: Characters whose glyphs prove a font covers the script (U+4E2D 中, U+1F600 😀).
@@ -80,7 +80,7 @@ def _has_display() -> bool:
 def check_qt() -> list[Finding]:
     """Qt version, platform plugin, PNG/SVG support and fonts, probed in a child."""
     out: list[Finding] = []
-    env = dict(os.environ)
+    env = child_env()
     chosen = env.get("QT_QPA_PLATFORM")
     if not chosen and not _has_display():
         out.append(
@@ -119,7 +119,15 @@ def check_qt() -> list[Finding]:
     try:
         info = json.loads(last[0])
     except ValueError:
-        tail = " | ".join(line for line in proc.stderr.strip().splitlines()[-4:])
+        lines = proc.stderr.strip().splitlines()[-40:]
+        cause = failure_line(lines)
+        fix = import_failure_fix(cause)
+        if fix is not None:  # the probe never got as far as Qt
+            return [
+                *out,
+                Finding("Qt", "problem", f"the Qt check could not run: {cause}", fix),
+            ]
+        tail = " | ".join(lines[-4:])
         return [
             *out,
             Finding(

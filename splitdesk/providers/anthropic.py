@@ -179,7 +179,7 @@ class AnthropicDecoder(StreamDecoder):
                 out.append(FinishDelta(t_ns, str(delta["stop_reason"])))
             return out + find_usage(obj, t_ns)
         if kind == "message_stop":
-            self.complete = True
+            self.complete = self.final = True
             return find_usage(obj, t_ns)
         return []  # ping, content_block_stop, future event types
 

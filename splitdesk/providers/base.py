@@ -251,6 +251,12 @@ class StreamDecoder(ABC):
     done_sentinel_completes: ClassVar[bool] = False
     #: set by the decoder once the completion signal (or a whole JSON reply) has arrived
     complete: bool = False
+    #: set by the decoder when its dialect's *last* event has arrived (``message_stop``,
+    #: ``response.completed``, a ``done`` line, TGI's final event): nothing more is
+    #: expected, so the request ends there even if the server holds the response open.
+    #: OpenAI's streams end with ``data: [DONE]`` (:meth:`is_terminator`), after the usage
+    #: chunk that may follow the finish reason, so their decoders never set it.
+    final: bool = False
 
     @abstractmethod
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:

@@ -125,7 +125,7 @@ class OllamaDecoder(StreamDecoder):
         if obj.get("error"):
             return [*out, ErrorDelta(t_ns, RequestError(ErrorKind.SERVER, error_message(obj)))]
         if obj.get("done") is True:
-            self.complete = True
+            self.complete = self.final = True
             out += self._done(obj, t_ns)
         return out
 

@@ -235,7 +235,7 @@ class ResponsesDecoder(StreamDecoder):
                 return [ToolCallDelta(t_ns, name=_text(item.get("name")))]
             return []
         if kind in ("response.completed", "response.incomplete"):
-            self.complete = True
+            self.complete = self.final = True
             response = obj.get("response")
             return _usage(response, t_ns, obj) + _finish(response, t_ns)
         return []

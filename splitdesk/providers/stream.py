@@ -2,14 +2,18 @@
 
 Framing:
 
-* **SSE** (WHATWG HTML, "Server-sent events"): lines are split and events assembled by
-  httpx-sse's own decoders (``SSELineDecoder``/``SSEDecoder``), fed read by read so that
-  each event is stamped with the arrival time of the read that completed it. httpx-sse's
-  ``EventSource`` is not used directly because it hides that time, refuses non-SSE content
-  types before the body can be read, and drops the non-standard ``error:`` field that
-  llama.cpp sends errors in.
+* **SSE** (WHATWG HTML, "Server-sent events"): :mod:`splitdesk.providers.sse` splits the
+  lines and assembles the events, fed read by read so that each event is stamped with the
+  arrival time of the read that completed it (a bare-CR line end included; that module
+  says why httpx-sse's decoders are not used).
 * **NDJSON** (Ollama): one JSON document per ``\\n``-terminated line.
 * **One JSON body**: a server that ignores ``stream`` sends the whole reply at once.
+
+A byte-order mark opening the body is dropped in every framing. The request ends at its
+dialect's last event (``data: [DONE]``, ``message_stop``, ``response.completed``, Ollama's
+``done`` line, TGI's final event: :attr:`~splitdesk.providers.base.StreamDecoder.final`),
+not at the close: a server or proxy that holds the response open after it does not keep
+the request waiting for the read timeout.
 
 Anything else (HTML error pages from proxies, text) becomes a clear :class:`RequestError`.
 Every body that ends without an error is judged by the decoder's
@@ -29,7 +33,6 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
 import httpx
-from httpx_sse._decoders import SSEDecoder, SSELineDecoder  # stable since 0.4; see module doc
 
 from splitdesk.providers.base import (
     Delta,
@@ -40,6 +43,12 @@ from splitdesk.providers.base import (
     StreamDecoder,
     error_message,
 )
+from splitdesk.providers.retry_after import parse_retry_after, retry_hint
+from splitdesk.providers.sse import ERROR_FIELD, EventStream
+
+#: A UTF-8 byte-order mark: dropped where a body begins with one (RFC 8259 §8.1 lets a
+#: JSON parser ignore it; WHATWG's event-stream parser ignores it).
+_BOM_BYTES = codecs.BOM_UTF8
 
 #: Most bytes of an error body read to build a message.
 ERROR_BODY_LIMIT = 64 * 1024
@@ -69,24 +78,6 @@ def is_html(content_type: str, body: str) -> bool:
     return "html" in content_type or head.startswith(("<!doctype html", "<html"))
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` (Azure OpenAI, precise) or ``Retry-After``
-    (RFC 9110 §10.2.3, delay-seconds form), else None."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None  # an HTTP date: rare for APIs; the message still says 429
-
-
 def http_error(
     status: int, reason: str, headers: httpx.Headers, body: str, host: str
 ) -> RequestError:
@@ -105,16 +96,15 @@ def http_error(
         detail = error_message(body)
     else:
         detail = reason or "no body"
-    retry = _retry_after(headers) if status in (429, 503) else None
+    wait = parse_retry_after(headers) if status in (429, 503) else None
+    retry = wait.seconds if wait is not None else None
     hint = ""
     if status in (401, 403):
         hint = f" — check the API key for {host}"
     elif status == 404:
         hint = " — unknown model or wrong base URL; list the models to check"
     elif status == 429:
-        hint = (
-            f" — rate limited; retry after {retry:g} s" if retry is not None else " — rate limited"
-        )
+        hint = f" — {retry_hint(wait)}"
     elif status >= 500:
         hint = " — the server failed; try again later"
     return RequestError(ErrorKind.HTTP, _clip(f"HTTP {status}: {detail}{hint}", 300), status, retry)
@@ -203,7 +193,7 @@ async def _whole_body(
         async for chunk in reads:
             t_ns = clock()
             parts.append(chunk)
-    text = b"".join(parts).decode("utf-8", errors="replace")
+    text = b"".join(parts).removeprefix(_BOM_BYTES).decode("utf-8", errors="replace")
     if is_html(content_type, text):
         yield _protocol(t_ns, f"expected a stream, got an HTML page: {html_title(text)}")
         return
@@ -238,6 +228,22 @@ async def _whole_body(
         yield delta
 
 
+async def _cut(response: httpx.Response) -> bool:
+    """The response's last event arrived (DESIGN.md, "Every stream judged at its end"):
+    close its connection, so that a server or proxy holding the response open cannot keep
+    the request waiting for the close or the read timeout. The read loop then runs on to
+    the read error that follows, inside this task: every generator between here and the
+    socket (httpx's, httpcore's) ends as at a normal end of body, none is left suspended
+    for the garbage collector to finish outside its task or loop. Returns False when the
+    transport exposes no network stream (a test's mock transport): leave the loop then."""
+    stream = response.extensions.get("network_stream")
+    if stream is None:
+        return False
+    with contextlib.suppress(Exception):
+        await stream.aclose()
+    return True
+
+
 #: what a decoder raises for a malformed event (:meth:`StreamDecoder.on_event`)
 _MALFORMED = (ValueError, KeyError, TypeError, AttributeError)
 
@@ -267,61 +273,60 @@ async def _sse(
     response: httpx.Response, decoder: StreamDecoder, content_type: str, clock: Clock
 ) -> AsyncGenerator[Delta, None]:
     utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    lines = SSELineDecoder()
-    sse = SSEDecoder()
-    done = False
+    events = EventStream()
+    done = False  # a data: [DONE] line arrived
+    ended = False  # the dialect's last event arrived: the request ends there
     saw_event = False
-    t_ns = end_ns = clock()
+    t_ns = clock()
     head = ""
     # bound once: this loop runs per event, thousands of times a second
-    decode_text, split_lines, decode_line = utf8.decode, lines.decode, sse.decode
+    decode_text, feed = utf8.decode, events.feed
     on_event, is_terminator = decoder.on_event, decoder.is_terminator
-    async with contextlib.aclosing(_stream_reads(response)) as reads:
-        async for chunk in reads:
-            if done:
-                continue  # after the terminator: read to the end so the connection closes cleanly
-            t_ns = clock()
-            text = decode_text(chunk)
-            if not text:
-                continue
-            if len(head) < 200:
-                head += text[:200]
-            for line in split_lines(text):
-                if line.startswith("error:"):
+    try:
+        async with contextlib.aclosing(_stream_reads(response)) as reads:
+            async for chunk in reads:
+                if ended:
+                    continue  # read after the last event (the connection is being cut)
+                t_ns = clock()
+                text = decode_text(chunk)
+                if not text:
+                    continue
+                if len(head) < 200:
+                    head += text[:200]
+                for event, data in feed(text):
                     saw_event = True
-                    for delta in decoder.on_sse_error_field(line[6:].removeprefix(" "), t_ns):
+                    if event == ERROR_FIELD:
+                        for delta in decoder.on_sse_error_field(data, t_ns):
+                            yield delta
+                            if isinstance(delta, ErrorDelta):
+                                return
+                        continue
+                    if is_terminator(data):
+                        done = ended = True
+                        break
+                    try:  # _decode, inlined
+                        deltas = on_event(data, event, t_ns)
+                    except _MALFORMED as exc:
+                        deltas = _malformed(t_ns, exc, data)
+                    for delta in deltas:
                         yield delta
                         if isinstance(delta, ErrorDelta):
                             return
-                    continue
-                event = decode_line(line)
-                if event is None:
-                    continue
-                data = event.data
-                if not data:
-                    continue
-                saw_event = True
-                if is_terminator(data):
-                    done = True
-                    end_ns = t_ns
-                    break
-                try:  # _decode, inlined
-                    deltas = on_event(data, event.event, t_ns)
-                except _MALFORMED as exc:
-                    deltas = _malformed(t_ns, exc, data)
-                for delta in deltas:
-                    yield delta
-                    if isinstance(delta, ErrorDelta):
-                        return
-    if not done:
+                    if decoder.final:
+                        ended = True
+                        break
+                if ended and not await _cut(response):
+                    break  # nothing to cut: leave the loop (its generators are plain)
+    except httpx.TransportError:
+        if not ended:
+            raise  # a transport failure before the last event: the caller classifies it
+    if not ended:
         # The body ended without a terminator: an event missing its blank line still counts.
         tail = utf8.decode(b"", final=True)
-        rest = (lines.decode(tail) if tail else []) + lines.flush() + [""]
-        for line in rest:
-            event = sse.decode(line)
-            if event is not None and event.data and not decoder.is_terminator(event.data):
+        for event, data in (feed(tail) if tail else []) + events.finish():
+            if event != ERROR_FIELD and not is_terminator(data):
                 saw_event = True
-                for delta in _decode_tail(decoder, event.data, event.event, t_ns):
+                for delta in _decode_tail(decoder, data, event, t_ns):
                     yield delta
                     if isinstance(delta, ErrorDelta):
                         return
@@ -331,7 +336,7 @@ async def _sse(
             f"expected an event stream, got {content_type or 'no content type'}: {_clip(head)}",
         )
         return
-    for delta in decoder.on_end(end_ns if done else t_ns, done):
+    for delta in decoder.on_end(t_ns, done):
         yield delta
 
 
@@ -340,21 +345,42 @@ async def _ndjson(
 ) -> AsyncGenerator[Delta, None]:
     buffer = b""
     t_ns = clock()
-    async with contextlib.aclosing(_stream_reads(response)) as reads:
-        async for chunk in reads:
-            t_ns = clock()
-            buffer += chunk
-            if b"\n" not in chunk:
-                continue
-            *complete, buffer = buffer.split(b"\n")
-            for raw in complete:
-                line = raw.decode("utf-8", errors="replace").strip()
-                if not line:
+    first = True
+    ended = False  # the done line arrived: the request ends there (module doc)
+    try:
+        async with contextlib.aclosing(_stream_reads(response)) as reads:
+            async for chunk in reads:
+                if ended:
+                    continue  # read after the last line (the connection is being cut)
+                t_ns = clock()
+                buffer += chunk
+                if b"\n" not in chunk:
                     continue
-                for delta in _decode(decoder, line, "", t_ns):
-                    yield delta
-                    if isinstance(delta, ErrorDelta):
-                        return
+                *complete, buffer = buffer.split(b"\n")
+                for raw in complete:
+                    if first:
+                        raw, first = raw.removeprefix(_BOM_BYTES), False
+                    line = raw.decode("utf-8", errors="replace").strip()
+                    if not line:
+                        continue
+                    for delta in _decode(decoder, line, "", t_ns):
+                        yield delta
+                        if isinstance(delta, ErrorDelta):
+                            return
+                    if decoder.final:
+                        ended = True
+                        break
+                if ended and not await _cut(response):
+                    break
+    except httpx.TransportError:
+        if not ended:
+            raise
+    if ended:
+        for delta in decoder.on_end(t_ns, False):
+            yield delta
+        return
+    if first:
+        buffer = buffer.removeprefix(_BOM_BYTES)
     line = buffer.decode("utf-8", errors="replace").strip()
     if line:
         for delta in _decode_tail(decoder, line, "", t_ns):

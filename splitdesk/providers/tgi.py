@@ -99,7 +99,7 @@ class TGIDecoder(StreamDecoder):
         if isinstance(obj.get("generated_text"), str) or (
             isinstance(details, dict) and details.get("finish_reason")
         ):
-            self.complete = True
+            self.complete = self.final = True
         return out + _details(obj, t_ns)
 
     def on_json_body(self, body: Any, t_ns: int) -> list[Delta]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import os
 import queue
 import subprocess
@@ -23,15 +24,23 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any
 
-from splitdesk.childproc import module_command
+from splitdesk.childproc import child_env, failure_line, module_command
 from splitdesk.cpus import rejoin, separate
 from splitdesk.sim.params import DEFAULT_PROFILE, SimParams
 
 READY_PREFIX = "listening on "
 
+log = logging.getLogger(__name__)
+
 
 class SimStartError(RuntimeError):
-    """The built-in endpoint did not come up; the message carries its last stderr lines."""
+    """The built-in endpoint did not come up. The message ends with :attr:`cause`, the one
+    line of its stderr that says why (:func:`splitdesk.childproc.failure_line`; the rest
+    of its stderr goes to the log)."""
+
+    def __init__(self, message: str, cause: str = "") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 def override_args(overrides: dict[str, Any]) -> list[str]:
@@ -143,7 +152,7 @@ def start_sim(
         "--watch-stdin",
         *override_args(overrides or {}),
     ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = child_env(PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
         args,
         stdin=subprocess.PIPE,
@@ -176,8 +185,11 @@ def start_sim(
                 return sim
     except SimStartError as exc:
         sim.stop()
-        detail = " | ".join(list(sim.stderr_tail)[-3:])
-        raise SimStartError(f"{exc}{': ' + detail if detail else ''}") from None
+        tail = list(sim.stderr_tail)
+        if tail:  # the whole traceback to the log; its one telling line to the user
+            log.warning("the built-in endpoint's stderr:\n%s", "\n".join(tail))
+        detail = failure_line(tail)
+        raise SimStartError(f"{exc}{': ' + detail if detail else ''}", detail) from None
 
 
 def start_sim_beside_me(

@@ -21,24 +21,39 @@ from splitdesk.builtin_endpoint import DEFAULT_PROFILE as DEFAULT_PROFILE
 class SimParams(BaseModel):
     """Everything that shapes the built-in endpoint's timing and text.
 
-    Raises ``pydantic.ValidationError`` for out-of-range values (negative times, zero slots).
+    Every number is finite (``allow_inf_nan=False``) and bounded on both sides; the upper
+    bounds keep the endpoint a model of a real server (a decode step of 10 s, a round trip
+    of a minute) and a run within minutes, so ``rtt=inf`` or ``retry_after=1e9`` are
+    refused at once instead of hanging a run. The bounds live here and only here: the
+    command line (``splitdesk sim``, ``bench --sim-param``) and the window read them.
+    Raises ``pydantic.ValidationError`` for a value out of range.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # -- continuous-batching cost model (seconds) ---------------------------------------
-    t_base: float = Field(0.0172, ge=0, description="fixed cost of one decode step (s)")
-    t_seq: float = Field(0.0002, ge=0, description="added step cost per running sequence (s)")
+    t_base: float = Field(
+        0.0172, ge=0, le=10, description="fixed cost of one decode step (s, at most 10)"
+    )
+    t_seq: float = Field(
+        0.0002, ge=0, le=1, description="added step cost per running sequence (s, at most 1)"
+    )
     t_ctx: float = Field(
-        2e-7, ge=0, description="added step cost per context token held by running sequences (s)"
+        2e-7,
+        ge=0,
+        le=1e-3,
+        description="added step cost per context token held by running sequences (s, at most "
+        "0.001)",
     )
     t_prefill: float = Field(
         4e-5,
         ge=0,
-        description="prefill cost per prompt token, paid in the step a sequence joins (s)",
+        le=0.1,
+        description="prefill cost per prompt token, paid in the step a sequence joins (s, at "
+        "most 0.1)",
     )
     max_num_seqs: int = Field(
-        64, ge=1, description="most sequences decoded in one step; the rest queue FIFO"
+        64, ge=1, le=4096, description="most sequences decoded in one step; the rest queue FIFO"
     )
     max_num_batched_tokens: int = Field(
         2048,
@@ -61,7 +76,7 @@ class SimParams(BaseModel):
     jitter: float = Field(
         0.02, ge=0, le=0.5, description="relative standard deviation of each step's time (seeded)"
     )
-    seed: int = Field(0, description="seed of the step-time jitter")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="seed of the step-time jitter")
     tokens_per_step: int = Field(
         1,
         ge=1,
@@ -69,14 +84,28 @@ class SimParams(BaseModel):
         description="tokens emitted per sequence per step, in one event (speculative decoding)",
     )
     speed: float = Field(
-        1.0, gt=0, le=100, description="time scale: 2 makes every duration half as long"
+        1.0,
+        ge=0.01,
+        le=100,
+        description="time scale: 2 makes every duration half as long (0.01-100)",
     )
     # -- network and API limits -------------------------------------------------------
-    rtt: float = Field(0.0, ge=0, description="added network round trip per request (s)")
-    rate_limit_concurrency: int = Field(
-        0, ge=0, description="answer HTTP 429 above this many concurrent requests (0: no limit)"
+    rtt: float = Field(
+        0.0, ge=0, le=60, description="added network round trip per request (s, at most 60)"
     )
-    retry_after: float = Field(1.0, ge=0, description="Retry-After sent with a 429 (s)")
+    rate_limit_concurrency: int = Field(
+        0,
+        ge=0,
+        le=100_000,
+        description="answer HTTP 429 above this many concurrent requests (0: no limit)",
+    )
+    retry_after: float = Field(
+        1.0,
+        ge=0,
+        le=600,
+        description="Retry-After sent with a 429 (s, at most 600: the longest wait "
+        "splitdesk's client obeys)",
+    )
     # -- text ------------------------------------------------------------------------------
     answer_tokens: int = Field(
         120, ge=1, le=20000, description="mean answer length per question (tokens)"
@@ -87,7 +116,9 @@ class SimParams(BaseModel):
     combined_compression: float = Field(
         1.0, gt=0, le=1, description="each answer inside a combined reply is this fraction as long"
     )
-    model: str = Field("splitdesk-sim", min_length=1, description="model name served")
+    model: str = Field(
+        "splitdesk-sim", min_length=1, max_length=200, description="model name served"
+    )
 
     @classmethod
     def for_profile(cls, name: str, **overrides: Any) -> SimParams:
@@ -115,7 +146,11 @@ class SimParams(BaseModel):
             raise ValueError(str(exc.args[0])) from None
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ValueError(f"{err['loc'][0]}: {err['msg']}") from None
+            name = str(err["loc"][0]) if err["loc"] else "?"
+            field = cls.model_fields.get(name)
+            what = f" — {field.description}" if field is not None and field.description else ""
+            got = overrides.get(name, err.get("input"))
+            raise ValueError(f"{name}: {err['msg']} (got {got!r}){what}") from None
 
     def scaled(self, seconds: float) -> float:
         """``seconds`` of model time as wall-clock seconds under :attr:`speed`."""

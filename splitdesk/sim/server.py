@@ -36,6 +36,7 @@ import contextlib
 import gc
 import itertools
 import json
+import logging
 import math
 import os
 import secrets
@@ -74,6 +75,13 @@ from splitdesk.sim.wire.openai import OpenAIChat, OpenAICompletions, openai_erro
 from splitdesk.sim.wire.openai_responses import OpenAIResponses
 from splitdesk.sim.wire.tgi import TGIGenerate
 
+log = logging.getLogger(__name__)
+
+#: Deepest nesting of lists and objects accepted in a request body; deeper ones get 400 in
+#: the dialect's error shape (an API request nests a handful of levels; Python's parser
+#: would run out of stack near 1,000 and answer a plain-text 500).
+MAX_JSON_DEPTH = 64
+
 #: Largest request body accepted (bytes); bigger ones get 413.
 MAX_BODY_BYTES = 2 * 1024 * 1024
 
@@ -108,11 +116,44 @@ async def read_json(request: Request) -> Any:
         parts.append(chunk)
     try:
         value = json.loads(b"".join(parts), parse_constant=_reject_constant)
+    except RecursionError:  # deeper than the parser's stack: the same answer as below
+        raise _too_deep() from None
+    except (ValueError, UnicodeError) as exc:
+        raise WireError(400, f"We could not parse the JSON body of your request ({exc}).") from None
+    if _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise _too_deep()
+    try:
         # "\udcff" escapes decode to lone surrogates, which no text can hold (RFC 8259 §8.2)
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except (ValueError, UnicodeError) as exc:
         raise WireError(400, f"We could not parse the JSON body of your request ({exc}).") from None
     return value
+
+
+def _too_deep() -> WireError:
+    return WireError(
+        400,
+        f"The JSON body of your request is nested deeper than {MAX_JSON_DEPTH} levels; "
+        "no API request needs that many.",
+    )
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` (parsed JSON) nests lists and objects deeper than ``limit``;
+    iterative, so no depth can exhaust the stack."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _reject_constant(name: str) -> Any:
@@ -601,9 +642,19 @@ def create_app(
 
     def route(dialect: Dialect) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
-            return await sim.generate(request, dialect)
+            try:
+                return await sim.generate(request, dialect)
+            except Exception:  # a bug, never a plain-text 500: the dialect's error shape
+                log.exception("the built-in endpoint failed a %s request", dialect.name)
+                err = WireError(500, "The built-in endpoint failed this request (see its log).")
+                return JSONResponse(dialect.error(err), status_code=500)
 
         return handler
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        log.exception("the built-in endpoint failed %s %s", request.method, request.url.path)
+        err = WireError(500, "The built-in endpoint failed this request (see its log).")
+        return JSONResponse(openai_error(err), status_code=500)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -658,7 +709,7 @@ def create_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: not_found},
+        exception_handlers={404: not_found, 405: not_found, Exception: internal_error},
     )
     app.state.sim = sim
     return app

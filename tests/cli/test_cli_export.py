@@ -39,6 +39,7 @@ def test_text_exports_need_no_qt(tmp_path: Path, capsys: pytest.CaptureFixture[s
         (["export", str(DEMO), "--run", "2", "--csv", "{tmp}/x.csv"], "holds 1 run"),
         (["export", str(DEMO), "--gif", "{tmp}/x.gif", "--fps", "55"], "50 frames"),
         (["export", str(DEMO), "--mp4", "{tmp}/x.mp4", "--size", "641x480"], "even"),
+        (["export", str(DEMO), "--webp", "{tmp}/x.webp", "--fps", "70"], "60 frames"),
     ],
 )
 def test_bad_input_is_one_clear_line(

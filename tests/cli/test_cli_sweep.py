@@ -67,7 +67,7 @@ def test_sweep_questions_take_the_set_first_then_generate_distinct_ones() -> Non
     [
         (["--max-n", "0"], "--max-n must be between 1 and 64"),
         (["--max-n", "3", "--mode", "parallel"], "--mode is not a sweep option"),
-        (["--max-n", "3", "--repeat", "0"], "--repeat must be >= 1"),
+        (["--max-n", "3", "--repeat", "0"], "--repeat 0: must be 1–1,000"),
         (["--max-n", "3", "--endpoint", "ftp://x"], "expected 'builtin' or an http(s):// URL"),
     ],
 )

@@ -280,3 +280,67 @@ def test_sim_cli_rejects_a_port_out_of_range(capsys: pytest.CaptureFixture[str])
         main(["sim", "--port", "70000"])
     assert exited.value.code == 2
     assert "70000 is not a port number (0-65535)" in capsys.readouterr().err
+
+
+#: every route that reads a JSON body
+JSON_ROUTES = [
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/responses",
+    "/openai/deployments/splitdesk-sim/chat/completions",
+    "/v1/messages",
+    "/api/chat",
+    "/api/generate",
+    "/generate_stream",
+    "/generate",
+    "/_splitdesk/predict",
+    "/_splitdesk/faults",
+]
+
+
+@pytest.mark.parametrize("depth", [100, 100_000], ids=["deeper-than-64", "beyond-the-stack"])
+@pytest.mark.parametrize("path", JSON_ROUTES)
+@pytest.mark.asyncio
+async def test_deeply_nested_json_gets_the_dialects_json_error(
+    sim_batching: Any, path: str, depth: int
+) -> None:
+    """Nested deeper than any API request (and deeper than Python's parser can go): a 400 in
+    the route's own JSON error shape, never a plain-text 500; the endpoint keeps serving."""
+    body = b'{"model": "splitdesk-sim", "x": ' + b"[" * depth + b"]" * depth + b"}"
+    async with httpx.AsyncClient(base_url=sim_batching.url, timeout=30) as client:
+        response = await client.post(
+            path, content=body, headers={"content-type": "application/json"}
+        )
+        # 400; TGI answers validation errors 422, as the real server does
+        assert response.status_code == (422 if path.startswith("/generate") else 400), (
+            response.text[:300]
+        )
+        assert response.headers["content-type"].startswith("application/json")
+        from splitdesk.providers.base import error_message
+
+        assert "nested deeper than 64 levels" in error_message(response.json())
+        still_up = await client.get("/v1/models")
+    assert still_up.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "words"),
+    [
+        ("--rtt", "inf", "finite number"),
+        ("--rtt", "1e9", "less than or equal to 60"),
+        ("--retry-after", "inf", "finite number"),
+        ("--speed", "nan", "finite number"),
+        ("--t-base", "1e300", "less than or equal to 10"),
+        ("--max-num-seqs", "100000000", "less than or equal to 4096"),
+    ],
+)
+def test_every_simulator_parameter_is_finite_and_bounded(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, words: str
+) -> None:
+    """Out of range (inf, NaN, absurdly large): refused at once with the bound and what
+    the parameter is, exit 2 — never a hung run or HTTP 500s (``--retry-after inf``)."""
+    from splitdesk.cli.main import main
+
+    assert main(["sim", flag, value]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and words in err and "\n" not in err.strip()

@@ -19,9 +19,10 @@ the blank line), an SSE comment (keep-alive), or an NDJSON line — with:
   more than one, which is why ITL looks odd then;
 * ``raw``: the raw lines, with any API key masked (never shown).
 
-The framing follows :mod:`splitdesk.providers.stream` (the same httpx-sse line decoder and
-event decoder; the dialect's own :class:`~splitdesk.providers.base.StreamDecoder` decodes
-each event), so the inspector classifies exactly what the runner measured.
+The framing follows :mod:`splitdesk.providers.stream` (the same line splitter and event
+assembly, :mod:`splitdesk.providers.sse`; the dialect's own
+:class:`~splitdesk.providers.base.StreamDecoder` decodes each event), so the inspector
+classifies exactly what the runner measured.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from __future__ import annotations
 import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from httpx_sse._decoders import SSEDecoder, SSELineDecoder  # as providers/stream.py
 
 from splitdesk.core.run.redaction import redact
 from splitdesk.providers import get_provider
@@ -43,6 +42,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from splitdesk.providers.sse import EventAssembler, LineSplitter
 
 #: Kinds of events that carry no visible text (never TTFT).
 NOT_COUNTED = ("role-only", "usage", "finish", "keep-alive", "end", "tool", "error", "other")
@@ -144,6 +144,8 @@ def inspect_stream(
         buffer = ""
         for t_ns, chunk in reads:
             buffer += utf8.decode(chunk)
+            if buffer.startswith("\ufeff") and not out.events:  # a byte-order mark opens it
+                buffer = buffer[1:]
             *lines, buffer = buffer.split("\n")
             for line in lines:
                 if line.strip():
@@ -151,28 +153,29 @@ def inspect_stream(
                     kind = "other" if deltas is None else _kind(deltas)
                     out.add(t_ns, kind, line, deltas or [])
         return out.events
-    lines_dec = SSELineDecoder()
-    sse = SSEDecoder()
+    lines_dec = LineSplitter()
+    sse = EventAssembler()
     pending: list[str] = []
     for t_ns, chunk in reads:
         text = utf8.decode(chunk)
-        for line in lines_dec.decode(text):
+        for line in lines_dec.feed(text):
             if line.startswith(":"):
                 out.add(t_ns, "keep-alive", line, [])
                 continue
             if line:
                 pending.append(line)
-            event = sse.decode(line)
-            if event is None:
+                sse.line(line)
                 continue
             raw = "\n".join(pending)
             pending = []
-            if not event.data:
+            event = sse.line(line)
+            if event is None:
                 continue
-            if decoder.is_terminator(event.data):
+            kind_of_event, data = event
+            if decoder.is_terminator(data):
                 out.add(t_ns, "end", raw, [])
                 continue
-            deltas = _decode(decoder, event.data, event.event, t_ns)
+            deltas = _decode(decoder, data, kind_of_event, t_ns)
             kind = "other" if deltas is None else _kind(deltas)
             out.add(t_ns, kind, raw, deltas or [])
     return out.events

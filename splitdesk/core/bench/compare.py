@@ -32,6 +32,7 @@ from splitdesk.core.analyse.predict import (
     prediction_ignores_rate_limit,
     schedule_slip_s,
 )
+from splitdesk.core.bench.interrupt import Interrupt
 from splitdesk.core.bench.options import BUILTIN, BenchOptions, modes_of
 from splitdesk.core.bench.recorded import bench_recording
 from splitdesk.core.bench.repeats import (
@@ -42,7 +43,8 @@ from splitdesk.core.bench.repeats import (
     repeats_json,
     with_nonce,
 )
-from splitdesk.core.bench.table import format_table
+from splitdesk.core.bench.table import failure_lines, format_table
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import (
     RecordingError,
     keep_events,
@@ -108,7 +110,8 @@ async def discover_model(endpoint: EndpointConfig) -> str:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params
             )
-            response.raise_for_status()
+            if response.is_error:  # its own words, not httpx's (which add a web-docs link)
+                raise ValueError(f"HTTP {response.status_code} {response.reason_phrase}")
             models = provider.parse_models(response.json())
     except httpx.TransportError as exc:
         problem = classify_transport_error(exc, endpoint, 10.0)
@@ -218,7 +221,7 @@ def write_document(
     print(table, file=out)
     if json_path:
         try:
-            Path(json_path).write_text(text + "\n", encoding="utf-8")
+            write_atomic(Path(json_path), text + "\n")
         except OSError as exc:
             print(f"splitdesk {command}: cannot write {json_path}: {exc}", file=err)
             return False
@@ -231,13 +234,17 @@ async def run_on_schedule(
     questions: list[str],
     plan: RunPlan,
     sim_root: str | None,
+    interrupt: Interrupt | None = None,
 ) -> float | None:
     """Send ``plan`` (its events into ``state``); returns how far the built-in endpoint at
     ``sim_root`` fell behind its schedule meanwhile (seconds, :func:`~splitdesk.core.
-    predict.schedule_slip_s` before and after), ``None`` on other endpoints."""
-    slip0 = await schedule_slip_s(sim_root) if sim_root is not None else None
-    await Runner(config, state.apply).run(questions, plan)
-    slip1 = await schedule_slip_s(sim_root) if sim_root is not None else None
+    predict.schedule_slip_s` before and after), ``None`` on other endpoints. Ctrl-C
+    (``interrupt``) cancels the run at once: its streams end ``stopped``."""
+    interrupt = interrupt or Interrupt()
+    slip0 = await interrupt.wait(schedule_slip_s(sim_root)) if sim_root is not None else None
+    runner = Runner(config, state.apply)
+    await interrupt.run(runner, lambda: runner.run(questions, plan))
+    slip1 = await interrupt.wait(schedule_slip_s(sim_root)) if sim_root is not None else None
     return slip1 - slip0 if slip0 is not None and slip1 is not None else None
 
 
@@ -247,8 +254,10 @@ async def _bench(
     sim_root: str | None,
     err: TextIO,
     runs: list[BenchRun],
+    interrupt: Interrupt | None = None,
     sim_pid: int | None = None,
 ) -> list[BenchRun]:
+    interrupt = interrupt or Interrupt()
     config = opts.run_config(endpoint)
     # splitdesk's own CPU per run (core/measure/client_cpu.py): the engine is this process
     pids: dict[str, int | None] = {"engine": None}
@@ -257,6 +266,8 @@ async def _bench(
     first = True
     for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
         for mode in mode_order(modes_of(opts.mode), k):
+            if interrupt.requested():  # Ctrl-C: no further run (core/bench/interrupt.py)
+                return runs
             plan = make_plan(
                 mode,  # type: ignore[arg-type]
                 opts.questions,
@@ -267,25 +278,27 @@ async def _bench(
             if opts.nonce_on:
                 plan = with_nonce(plan, new_nonce())
             if opts.pause_s and not first:
-                await asyncio.sleep(opts.pause_s)  # --pause: the server settles between runs
+                await interrupt.sleep(opts.pause_s)  # --pause: the server settles between runs
             first = False
             predicted = None
             preds: list[PredictedRequest] | None = None
             if sim_root is not None:
                 try:
-                    preds = await predict_plan(
-                        sim_root, endpoint, plan, opts.temperature, opts.seed
+                    preds = await interrupt.wait(
+                        predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
                     )
-                    predicted = predicted_makespan(preds)
+                    predicted = predicted_makespan(preds) if preds is not None else None
                 except httpx.HTTPError:
                     predicted = None
+            if interrupt.requested():
+                return runs
             state = RunState()
             if opts.record_path:
                 keep_events(state)  # every event with its time, for --record
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
             cpu0 = CpuReading.now(pids)
-            slip = await run_on_schedule(config, state, opts.questions, plan, sim_root)
+            slip = await run_on_schedule(config, state, opts.questions, plan, sim_root, interrupt)
             cpu = ClientCpu.between(cpu0, CpuReading.now(pids))
             if k < 0:
                 if state.ended is not None and state.ended.stopped:
@@ -350,10 +363,17 @@ def run_bench(
             for problem in environment_problems(base_url, opts.verify):
                 print(f"splitdesk bench: {redact(problem, key)}", file=err, flush=True)
 
+        interrupt = Interrupt()
+
         async def main() -> None:
-            ep = resolved[0] = await with_model(endpoint, err, "bench")
-            sim_pid = getattr(sim, "pid", None) if sim is not None else None
-            await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs, sim_pid)
+            interrupt.install()  # Ctrl-C stops at once, keeping what finished
+            try:
+                ep = resolved[0] = await with_model(endpoint, err, "bench")
+                sim_pid = getattr(sim, "pid", None) if sim is not None else None
+                url = sim.url if sim else None
+                await _bench(opts, ep, url, err or sys.stderr, runs, interrupt, sim_pid)
+            finally:
+                interrupt.uninstall()
 
         # --record keeps the server's own view too: its /metrics, polled meanwhile on a
         # thread of its own (never the loop that stamps the runs' bytes)
@@ -366,6 +386,7 @@ def run_bench(
         finally:
             if poller is not None:
                 poller.stop()
+        interrupted = interrupted or interrupt.requested()
         interrupted = interrupted or any(r.state.ended and r.state.ended.stopped for r in runs)
         info = target.info(resolved[0], opts.profile)
         doc = bench_document(info, opts.questions, runs)
@@ -376,15 +397,21 @@ def run_bench(
         doc["cost"], cost_lines = cost_document(
             [r.state.requests for r in runs if r.repeat == 0], opts.prices, doc["summary"]
         )
-        table = "\n".join(
-            [
-                format_table(doc, runs),
-                *summary_lines(doc["summary"]),
-                *cost_lines,
-                opts.client.describe(),
-                repeats.line(per_side=bool(opts.context.strip())),
-            ]
-        )
+        traces = [t for r in runs for t in r.state.requests]
+        if traces and all(t.outcome == "failed" and t.t_headers is None for t in traces):
+            # Nothing answered (unreachable, refused, a setup problem): the cause, once per
+            # distinct error, not a table of dashes (the JSON still has every request).
+            table = "\n".join([format_table(doc, runs).splitlines()[0], *failure_lines(traces)])
+        else:
+            table = "\n".join(
+                [
+                    format_table(doc, runs),
+                    *summary_lines(doc["summary"]),
+                    *cost_lines,
+                    opts.client.describe(),
+                    repeats.line(per_side=bool(opts.context.strip())),
+                ]
+            )
         text = json.dumps(doc, indent=2, ensure_ascii=False)
         if not write_document(table, text, opts.json_path, out, err, "bench"):
             return 1

@@ -41,6 +41,7 @@ from splitdesk.core.bench.compare import (
     with_model,
     write_document,
 )
+from splitdesk.core.bench.interrupt import Interrupt
 from splitdesk.core.bench.options import BenchOptions
 from splitdesk.core.bench.repeats import new_nonce, with_nonce
 from splitdesk.core.files.report import BenchRun, prompt_json, summary_json
@@ -310,26 +311,36 @@ async def _sweep(
     max_n: int,
     err: TextIO,
     runs: list[SweepRun],
+    interrupt: Interrupt | None = None,
 ) -> None:
+    interrupt = interrupt or Interrupt()
     config = opts.run_config(endpoint)
     for step in sweep_steps(max_n, opts.repeat):
+        if interrupt.requested():  # Ctrl-C: no further run (core/bench/interrupt.py)
+            return
         plan = step.plan(questions, opts.template, opts.max_tokens, opts.context)
         if plan.has_context and opts.nonce is not False:  # each side prefills its document
             plan = with_nonce(plan, new_nonce())
         predicted = None
         if sim_root is not None:  # asked before the run, never during it
             try:
-                preds = await predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
-                predicted = predicted_makespan(preds)
+                preds = await interrupt.wait(
+                    predict_plan(sim_root, endpoint, plan, opts.temperature, opts.seed)
+                )
+                predicted = predicted_makespan(preds) if preds is not None else None
             except (httpx.HTTPError, ValueError):
                 predicted = None
+        if interrupt.requested():
+            return
         state = RunState()
         print(
             f"  N={step.n}: {step.mode} (repeat {step.repeat + 1}/{opts.repeat}) …",
             file=err,
             flush=True,
         )
-        slip = await run_on_schedule(config, state, step.questions(questions), plan, sim_root)
+        slip = await run_on_schedule(
+            config, state, step.questions(questions), plan, sim_root, interrupt
+        )
         runs.append(SweepRun(step, state, predicted, slip))
         if state.ended is not None and state.ended.stopped:
             return
@@ -356,15 +367,22 @@ def run_sweep(
         resolved = [target.endpoint]
         sim_root = target.sim.url if target.sim is not None else None
 
+        interrupt = Interrupt()
+
         async def main() -> None:
-            ep = resolved[0] = await with_model(target.endpoint, err, "sweep")
-            await _sweep(opts, ep, sim_root, questions, max_n, err, runs)
+            interrupt.install()  # Ctrl-C stops at once, keeping what finished
+            try:
+                ep = resolved[0] = await with_model(target.endpoint, err, "sweep")
+                await _sweep(opts, ep, sim_root, questions, max_n, err, runs, interrupt)
+            finally:
+                interrupt.uninstall()
 
         interrupted = False
         try:
             asyncio.run(main())
         except KeyboardInterrupt:
             interrupted = True
+        interrupted = interrupted or interrupt.requested()
         info = target.info(resolved[0], opts.profile)
         doc = sweep_document(
             info, questions, generated, max_n, opts.repeat, sweep_rows(runs), opts.client

@@ -9,13 +9,12 @@ writing touch the disk: call them off the GUI thread.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from splitdesk.core.analyse.cost import Prices
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.settings import config_dir
 
 
@@ -67,9 +66,6 @@ def save_prices(key: str, prices: Prices | None, path: Path | None = None) -> No
         data.endpoints[key] = prices
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".prices-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data.model_dump(), indent=2) + "\n")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data.model_dump(), indent=2) + "\n")
     except OSError as exc:
         raise PricesFileError(f"{path}: cannot write the prices ({exc.strerror or exc})") from None

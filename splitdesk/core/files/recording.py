@@ -48,7 +48,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import weakref
 import zlib
 from collections.abc import Callable, Iterable, Sequence
@@ -63,6 +62,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    PrivateAttr,
     TypeAdapter,
     ValidationError,
 )
@@ -70,10 +70,20 @@ from pydantic import (
 from splitdesk import __version__
 from splitdesk.core.analyse.metrics import request_metrics, summarize
 from splitdesk.core.analyse.predict import PredictedRequest
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.measure.client_cpu import ClientCpu, ProcessCpu
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
 from splitdesk.core.run.events import EVENT_TYPES, RequestPlanned, RunEvent, event_to_json
+from splitdesk.core.run.limits import (
+    MAX_TOKENS,
+    REPEAT,
+    RETRY_429,
+    SEED,
+    SPEED,
+    TEMPERATURE,
+    TIMEOUT_S,
+)
 from splitdesk.core.run.plans import MODES, Phase, RequestSpec, RunPlan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
@@ -83,9 +93,16 @@ if TYPE_CHECKING:
     pass
 
 FORMAT = "splitdesk-recording"
-#: The version this code writes. Bump it when the shape changes, add the step to
-#: :data:`MIGRATIONS` and a fixture of the old version to ``tests/fixtures/recordings/``.
-FORMAT_VERSION = 1
+#: The version this code writes. It changes whenever a field does (added, removed, its
+#: type or bounds changed): bump it, add the step to :data:`MIGRATIONS` and a fixture of
+#: the old version to ``tests/fixtures/recordings/``; ``tests/core/files/
+#: test_recording_version.py`` fails until the fingerprint of the new shape is recorded.
+#: Version 2 = version 1 plus ``runs[].server``, ``settings.cold_connections``,
+#: ``settings.release`` (files that have them but still say 1 exist: they load as 1), the
+#: predictions' prompt and cached tokens, queue and prefill times, and the bounds of
+#: core/run/limits.py. Version 3 = version 2 plus ``runs[].client_cpu`` (splitdesk's own CPU
+#: over a window run: :class:`ClientCpuRecord`).
+FORMAT_VERSION = 3
 SUFFIX = ".splitdesk.json"
 GZ_SUFFIX = ".splitdesk.json.gz"
 #: Encoded size (bytes) above which :func:`suggested_name` picks the gzip suffix.
@@ -95,8 +112,6 @@ GZIP_ABOVE = 1_000_000
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_JSON_BYTES = 1024 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
-_UMASK = os.umask(0o022)  # read once (os.umask can only be read by setting it)
-os.umask(_UMASK)
 
 
 class RecordingError(Exception):
@@ -112,7 +127,8 @@ class RecordingError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # every number finite: NaN or 1e999 (read as inf) would hang a replay's clock
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class EndpointRecord(_Strict):
@@ -125,7 +141,7 @@ class EndpointRecord(_Strict):
     model: str
     preset: str | None = None
     profile: str | None = None  #: the built-in endpoint's profile
-    speed: float | None = None  #: the built-in endpoint's speed factor
+    speed: float | None = Field(None, ge=SPEED.low, le=SPEED.high)  #: its speed factor
     header_names: list[str] = Field(default_factory=list)
 
 
@@ -140,15 +156,15 @@ class RunSettingsRecord(_Strict):
     """The run's settings: the window's mode (or bench's ``--mode``), caps and timeouts
     (seconds)."""
 
-    mode: str
+    mode: str = Field(max_length=100)
     with_sequential: bool = False
-    max_tokens: int | None = None
-    temperature: float | None = None
-    seed: int | None = None
-    retry_429: int = 0
-    connect_timeout: float | None = None
-    read_timeout: float | None = None
-    repeat: int = 1
+    max_tokens: int | None = Field(None, ge=MAX_TOKENS.low, le=MAX_TOKENS.high)
+    temperature: float | None = Field(None, ge=TEMPERATURE.low, le=TEMPERATURE.high)
+    seed: int | None = Field(None, ge=SEED.low, le=SEED.high)
+    retry_429: int = Field(0, ge=RETRY_429.low, le=RETRY_429.high)
+    connect_timeout: float | None = Field(None, ge=TIMEOUT_S.low, le=TIMEOUT_S.high)
+    read_timeout: float | None = Field(None, ge=TIMEOUT_S.low, le=TIMEOUT_S.high)
+    repeat: int = Field(1, ge=REPEAT.low, le=REPEAT.high)
     #: the client's pattern (:mod:`splitdesk.core.measure.client_pattern`); older files: the default
     cold_connections: bool = False
     release: Literal["barrier", "as-scheduled"] = "barrier"
@@ -159,10 +175,10 @@ class PredictionRecord(_Strict):
     request's own send (``t_send_s`` from its phase's start); see
     :class:`splitdesk.core.analyse.predict.PredictedRequest`."""
 
-    t_send_s: float
-    ttft_s: float | None
-    e2e_s: float
-    output_tokens: int
+    t_send_s: float = Field(ge=0)
+    ttft_s: float | None = Field(ge=0)
+    e2e_s: float = Field(ge=0)
+    output_tokens: int = Field(ge=0)
     rejected: bool
     #: from endpoints that model prefill (optional: older files have none)
     prompt_tokens: int | None = None
@@ -235,8 +251,8 @@ Event = Annotated[
 class ProcessCpuRecord(_Strict):
     """One process's CPU over a run (:class:`~splitdesk.core.measure.client_cpu.ProcessCpu`)."""
 
-    cpu_s: float
-    share: float
+    cpu_s: float = Field(ge=0)
+    share: float = Field(ge=0)
 
 
 class ClientCpuRecord(_Strict):
@@ -244,9 +260,9 @@ class ClientCpuRecord(_Strict):
     its ``to_json``) and whether the endpoint ran on this machine: a replay says what the
     live run said about its observer effect."""
 
-    wall_s: float
-    cpus: int
-    machine_busy: float | None = None
+    wall_s: float = Field(ge=0)
+    cpus: int = Field(ge=1)
+    machine_busy: float | None = Field(None, ge=0, le=1)
     processes: dict[str, ProcessCpuRecord | None] = Field(default_factory=dict)
     local_endpoint: bool = False
 
@@ -300,8 +316,8 @@ class Recording(_Strict):
     """A whole recording file (see the module docstring)."""
 
     format: Literal["splitdesk-recording"] = "splitdesk-recording"
-    version: Literal[1] = 1
-    app_version: str = __version__
+    version: Literal[3] = 3
+    app_version: str = Field(__version__, max_length=100)
     created_at: datetime
     source: Literal["window", "bench", "demo"]
     title: str = ""
@@ -310,6 +326,16 @@ class Recording(_Strict):
     template: CombinedTemplate = Field(default_factory=CombinedTemplate)
     settings: RunSettingsRecord
     runs: list[RunRecord] = Field(min_length=1)
+
+    #: the format version of the file this came from when newer than :data:`FORMAT_VERSION`
+    #: (read as far as this version knows it: :func:`known_only`)
+    _newer: int | None = PrivateAttr(None)
+
+    @property
+    def read_only_note(self) -> str | None:
+        """The one line to show when this came from a newer splitdesk's file (it is shown
+        read-only, without what this version does not know), else ``None``."""
+        return newer_note(self._newer) if self._newer is not None else None
 
     @property
     def question_texts(self) -> list[str]:
@@ -574,22 +600,35 @@ def rebuild_state(run: RunRecord, until: float | None = None) -> RunState:
 
 # -- migrations ------------------------------------------------------------------------------------
 
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 only added optional fields (:data:`FORMAT_VERSION`): nothing to change."""
+    return data
+
+
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 only added ``runs[].client_cpu`` (optional, ``None`` when absent)."""
+    return data
+
+
 #: ``MIGRATIONS[v]`` turns a version-``v`` document into a version ``v + 1`` one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` brought up to :data:`FORMAT_VERSION`. Raises :class:`RecordingError` for a
-    missing, unknown or newer version."""
+    """``data`` brought up to :data:`FORMAT_VERSION`. A newer version is read as far as
+    this one knows it (:func:`known_only`; the caller says so: :func:`newer_note`).
+    Raises :class:`RecordingError` for a missing or unknown version."""
     version = data.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise RecordingError(f"version: expected a whole number, got {version!r}", "version")
     if version > FORMAT_VERSION:
-        raise RecordingError(
-            f"version: {version} is newer than this splitdesk ({__version__}) reads "
-            f"(up to {FORMAT_VERSION}); update splitdesk to open it",
-            "version",
-        )
+        data = known_only(Recording, data)
+        data["version"] = FORMAT_VERSION
+        return data
     if version < 1:
         raise RecordingError(f"version: {version} is not a recording version", "version")
     while version < FORMAT_VERSION:
@@ -597,6 +636,51 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         version += 1
         data["version"] = version
     return data
+
+
+def newer_note(version: int) -> str:
+    """The one line said when a recording of format ``version`` (newer than this
+    splitdesk's) is opened: read-only, what it shows, how to see all of it."""
+    return (
+        f"recording format {version} is newer than this splitdesk ({__version__}) reads "
+        f"(format {FORMAT_VERSION}): shown read-only, without what this version does not "
+        "know; update splitdesk to see all of it"
+    )
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (itself, in a list, or optional), else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def known_only(model: type[BaseModel], data: Any) -> Any:
+    """``data`` (a document of ``model``'s shape from a newer splitdesk) without the keys
+    ``model`` does not know, at every depth, and without events of kinds this version does
+    not know: what a newer file holds that this version can show."""
+    if not isinstance(data, dict):
+        return data
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            continue
+        if key == "events" and isinstance(value, list):
+            out[key] = [e for e in value if isinstance(e, dict) and e.get("kind") in EVENT_TYPES]
+            continue
+        inner = _model_of(field.annotation)
+        if inner is not None and isinstance(value, list):
+            out[key] = [known_only(inner, v) for v in value]
+        elif inner is not None:
+            out[key] = known_only(inner, value)
+        else:
+            out[key] = value
+    return out
 
 
 # -- reading and writing -----------------------------------------------------------------------
@@ -648,24 +732,10 @@ def save_recording(
 
 
 def _write_atomic(path: Path, data: bytes) -> int:
-    folder = path.parent if str(path.parent) else Path(".")
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would create it, not mkstemp's 0600
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
+        return write_atomic(path, data)
     except OSError as exc:
         raise RecordingError(f"{path}: could not save: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    return len(data)
 
 
 # -- the auto-save folder ----------------------------------------------------------------------
@@ -824,10 +894,12 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
             f"got {data.get('format')!r})",
             "format",
         )
+    given = data.get("version")
     try:
         data = migrate(data)
     except RecordingError as exc:
         raise RecordingError(f"{name}: {exc}", exc.field) from None
+    newer = isinstance(given, int) and not isinstance(given, bool) and given > FORMAT_VERSION
     try:
         recording = Recording.model_validate(data)
     except ValidationError as exc:
@@ -840,12 +912,21 @@ def parse_recording(raw: bytes, name: str = "recording") -> Recording:
             shown = repr(first["input"])
             value = f", got {shown if len(shown) <= 40 else shown[:39] + '…'}"
         msg = first["msg"].removeprefix("Value error, ")
+        if newer:  # say the versions first: the field may be new rather than wrong
+            raise RecordingError(
+                f"{name}: version: recording format {given} is newer than this splitdesk "
+                f"({__version__}) reads (format {FORMAT_VERSION}), and the part it knows "
+                f"cannot be shown ({where}: {msg}{value}{more}); update splitdesk to open it",
+                "version",
+            ) from None
         raise RecordingError(f"{name}: {where}: {msg}{value}{more}", where) from None
     for k, run in enumerate(recording.runs):
         try:
             rebuild_state(run)
         except RecordingError as exc:
             raise RecordingError(f"{name}: runs[{k}].{exc}", f"runs[{k}].{exc.field}") from None
+    if newer and isinstance(given, int):
+        recording._newer = given
     return recording
 
 

@@ -14,34 +14,50 @@ Reading never loses the user's file and never refuses to start:
 * in both cases the file as it was is kept beside it first (``settings.json.bad-<time>``),
   and the message says where.
 
-Writing is atomic and safe when saves overlap: each save writes its own temp file in the
-same folder (``tempfile.mkstemp``), holds a lock (a thread lock, and ``flock`` on
-``settings.json.lock`` against another splitdesk process), flushes it to disk and renames it
-over the file (``os.replace``). A reader sees the old file or the new one, never a mix.
+The file carries a format version (:data:`FORMAT_VERSION`) that changes whenever a field
+does (``tests/core/files/test_settings.py`` fails until it is bumped):
+
+* a file from a **newer** splitdesk is read as far as this version knows it and left
+  untouched: :func:`save_settings` never writes over it (the session's changes are not
+  saved), and the message names both versions;
+* fields this version does not know in a file of its own or an older version (a hand
+  edit, a field a later version dropped) would be lost at the next save: the file is kept
+  first (``settings.json.backup-<time>``) and the message names them.
+
+Writing is atomic and safe when saves overlap: one writer at a time (a thread lock, and
+``flock`` on ``settings.json.lock`` against another splitdesk process), through
+:func:`splitdesk.core.files.atomic.write_atomic`. A reader sees the old file or the new one,
+never a mix.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.questions import QuestionSet
 
+log = logging.getLogger(__name__)
+
 FILE_NAME = "settings.json"
-FORMAT_VERSION = 1
+#: The settings format this code writes; it changes whenever a field does. Version 2 =
+#: version 1 plus ``window_size``, ``sidebar_collapsed``, ``autosave_recordings``, the
+#: question set's shared ``context`` and the bounds of core/run/limits.py (files of
+#: version 1 read as they are).
+FORMAT_VERSION = 2
 
 #: Words for the fields a message may name (dotted paths as in the file).
 FIELD_WORDS = {
@@ -72,12 +88,16 @@ FIELD_WORDS = {
 }
 
 
+#: One side of the window in pixels (as ``--size`` takes it).
+WindowSide = Annotated[int, Field(ge=320, le=10000)]
+
+
 class AppSettings(BaseModel):
     """Everything persisted: endpoint, run mode, look, the last question set."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
-    version: int = FORMAT_VERSION
+    version: int = Field(FORMAT_VERSION, ge=1)
     endpoint: EndpointSettings = Field(default_factory=EndpointSettings)
     mode: Literal["side-by-side", "one-after-another"] = "side-by-side"
     with_sequential: bool = False
@@ -85,7 +105,10 @@ class AppSettings(BaseModel):
     font_scale: float = Field(1.0, ge=0.6, le=3.0)
     question_set: QuestionSet | None = None
     #: The window's last size in pixels, (width, height); None: fit the screen.
-    window_size: tuple[int, int] | None = None
+    window_size: (
+        tuple[Annotated[int, Field(ge=320, le=10000)], Annotated[int, Field(ge=320, le=10000)]]
+        | None
+    ) = None
     #: The user hid (True) or showed (False) the questions/endpoint sidebar; None: not
     #: chosen yet (the window hides it when narrow).
     sidebar_collapsed: bool | None = None
@@ -107,6 +130,10 @@ class SettingsLoad:
     problem: str | None = None
     reset: dict[str, Any] = field(default_factory=dict)
     backup: Path | None = None
+    #: the file came from a newer splitdesk (its version here): it is never written over
+    newer: int | None = None
+    #: fields of the file this version does not know (dotted paths), kept in ``backup``
+    unknown: list[str] = field(default_factory=list)
 
 
 def config_dir() -> Path:
@@ -164,17 +191,17 @@ def _validate_keeping_what_is_valid(
     return AppSettings(), {"(everything)": None}
 
 
-def _backup(path: Path) -> Path | None:
-    """Keep ``path`` as it is now beside it (``<name>.bad-<local time>``); None when that
+def _backup(path: Path, tag: str = "bad") -> Path | None:
+    """Keep ``path`` as it is now beside it (``<name>.<tag>-<local time>``); None when that
     is not possible (the file is then left untouched)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.bad-{stamp}")
+    target = path.with_name(f"{path.name}.{tag}-{stamp}")
     n = 1
     while target.exists():
         n += 1
-        target = path.with_name(f"{path.name}.bad-{stamp}-{n}")
+        target = path.with_name(f"{path.name}.{tag}-{stamp}-{n}")
     try:
-        shutil.copy2(path, target)
+        write_atomic(target, path.read_bytes())
     except OSError:
         try:  # unreadable: a rename needs only the folder to be writable
             path.replace(target)
@@ -224,7 +251,29 @@ def read_settings(
             f"The settings file {path} is damaged ({why}): starting with default settings." + kept,
             backup=backup,
         )
+    version = data.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        data = {**data, "version": FORMAT_VERSION}
+        settings, _ = _validate_keeping_what_is_valid(data, profiles)
+        return SettingsLoad(
+            settings,
+            f"The settings file {path} is from a newer splitdesk (settings format {version}; "
+            f"this one reads format {FORMAT_VERSION}): using what this version knows and "
+            "leaving the file as it is (this session's changes are not saved).",
+            newer=version,
+        )
+    unknown = _unknown_fields(data)
     settings, reset = _validate_keeping_what_is_valid(data, profiles)
+    if unknown and not reset:
+        backup = _backup(path, "backup")
+        kept = f" The file as it was is kept as {backup}." if backup else ""
+        return SettingsLoad(
+            settings,
+            "The settings file holds fields this version of splitdesk does not use and will "
+            f"not save: {', '.join(unknown)}." + kept,
+            backup=backup,
+            unknown=unknown,
+        )
     if not reset:
         return SettingsLoad(settings)
     backup = _backup(path)
@@ -241,6 +290,26 @@ def read_settings(
         reset,
         backup,
     )
+
+
+def _unknown_fields(data: dict[str, Any]) -> list[str]:
+    """Keys of ``data`` (and of its ``endpoint``) that :class:`AppSettings` does not know."""
+    out = [k for k in data if k not in AppSettings.model_fields]
+    endpoint = data.get("endpoint")
+    if isinstance(endpoint, dict):
+        out += [f"endpoint.{k}" for k in endpoint if k not in EndpointSettings.model_fields]
+    return out
+
+
+def stored_version(path: Path) -> int | None:
+    """The format version of the settings file at ``path`` (``None`` when there is none or
+    it cannot be read as a settings object)."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
 
 
 def load_settings(path: Path | None = None) -> tuple[AppSettings, str | None]:
@@ -270,21 +339,19 @@ def _one_writer(folder: Path) -> Iterator[None]:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def save_settings(settings: AppSettings, path: Path | None = None) -> None:
-    """Write ``settings`` atomically (unique temp file, one writer at a time, fsync, then
-    ``os.replace``). Raises ``OSError``; the previous file is intact when it does."""
+def save_settings(settings: AppSettings, path: Path | None = None) -> bool:
+    """Write ``settings`` atomically (one writer at a time, :func:`write_atomic`), unless
+    the file there is a newer splitdesk's (its format version above
+    :data:`FORMAT_VERSION`), which is left as it is: then ``False``. Raises ``OSError``;
+    the previous file is intact when it does."""
     path = path or settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = settings.model_dump_json(indent=2).encode("utf-8")
+    data = settings.model_copy(update={"version": FORMAT_VERSION}).model_dump_json(indent=2)
     with _one_writer(path.parent):
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        newer = stored_version(path)
+        if newer is not None and newer > FORMAT_VERSION:
+            log.info("settings not saved: %s is format %d, newer than %d", path, newer,
+                     FORMAT_VERSION)  # fmt: skip
+            return False
+        write_atomic(path, data.encode("utf-8"))
+    return True

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import data_dir
 
 #: The CSV's columns, in order: N, median walls (s), measured and predicted speed-up (×),
@@ -89,7 +90,7 @@ def write_sweep(doc: dict[str, Any], path: Path) -> Path:
     off the GUI thread); raises :class:`SweepFileError`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(sweep_json(doc), encoding="utf-8")
+        write_atomic(path, sweep_json(doc))
     except OSError as exc:
         raise SweepFileError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

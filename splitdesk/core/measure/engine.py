@@ -23,14 +23,15 @@ import collections
 import concurrent.futures
 import contextlib
 import itertools
-import os
+import logging
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from splitdesk.childproc import module_command
+from splitdesk.childproc import child_env, failure_line, module_command
 from splitdesk.core.measure.engine_protocol import (
     CancelCommand,
     EndLine,
@@ -46,6 +47,12 @@ from splitdesk.core.measure.raw_reads import decode_raw
 from splitdesk.core.measure.runner import RunConfig, Runner
 from splitdesk.core.run.events import RunEvent
 from splitdesk.core.run.plans import RunPlan
+
+log = logging.getLogger(__name__)
+
+#: The longest command line the engine process reads (bytes): its stdin reader's limit
+#: (``engine_worker.serve``). A run's command holds its questions, prompts and plan.
+MAX_COMMAND_BYTES = 64 * 1024 * 1024
 
 T = TypeVar("T")
 
@@ -152,6 +159,15 @@ class LiveRun:
         self._engine.call(self.runner.cancel)
 
 
+class EngineStartError(RuntimeError):
+    """The engine process did not become ready; :attr:`cause` is the one line of its stderr
+    that says why (:func:`splitdesk.childproc.failure_line`), ``""`` if it wrote none."""
+
+    def __init__(self, message: str, cause: str = "") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
 class EngineProcess:
     """The measuring engine in its own process (:mod:`splitdesk.core.measure.engine_worker`), so
     that a window's painting cannot delay its arrival stamps: two processes, two GILs.
@@ -175,7 +191,8 @@ class EngineProcess:
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     def start(self, timeout: float = 20.0) -> None:
-        """Spawn the worker and wait until it is ready. Raises ``RuntimeError``."""
+        """Spawn the worker and wait until it is ready (or has died). Raises
+        :class:`EngineStartError` (a ``RuntimeError``)."""
         if self._proc is not None and self._proc.poll() is None:
             return
         self._ready.clear()
@@ -186,17 +203,29 @@ class EngineProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            env=child_env(PYTHONUNBUFFERED="1"),
         )
         self._proc = proc
         threading.Thread(target=self._read, args=(proc,), name="engine-events", daemon=True).start()
-        threading.Thread(
+        stderr = threading.Thread(
             target=self._read_stderr, args=(proc,), name="engine-stderr", daemon=True
-        ).start()
-        if not self._ready.wait(timeout):
+        )
+        stderr.start()
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.05):  # ready, or the process died: no need to wait on
+            if proc.poll() is not None or time.monotonic() > deadline:
+                break
+        if not self._ready.is_set():
+            if proc.poll() is not None:
+                stderr.join(2.0)  # it ends at the pipe's end: the traceback's last lines read
             self.stop()
-            tail = " | ".join(list(self.stderr_tail)[-3:])
-            raise RuntimeError(f"the engine process did not start{': ' + tail if tail else ''}")
+            tail = list(self.stderr_tail)
+            if tail:  # the whole traceback to the log; its one telling line to the user
+                log.warning("the engine process's stderr:\n%s", "\n".join(tail))
+            line = failure_line(tail)
+            raise EngineStartError(
+                f"the engine process did not start{': ' + line if line else ''}", line
+            )
 
     @property
     def alive(self) -> bool:
@@ -236,11 +265,18 @@ class EngineProcess:
             self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
 
     def send(self, command: RunCommand | ReleaseCommand | CancelCommand) -> None:
-        """Write one command line (:mod:`splitdesk.core.measure.engine_protocol`)."""
+        """Write one command line (:mod:`splitdesk.core.measure.engine_protocol`). Raises
+        ``RuntimeError`` when the process is not running, ``ValueError`` for a command
+        longer than :data:`MAX_COMMAND_BYTES` (sent, it would be refused by the worker)."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.poll() is not None:
             raise RuntimeError("the engine process is not running")
         data = encode(command) + b"\n"
+        if len(data) > MAX_COMMAND_BYTES:
+            raise ValueError(
+                f"the run is {len(data) / 1e6:.0f} MB as one engine command; the engine takes "
+                f"at most {MAX_COMMAND_BYTES / 1e6:.0f} MB (fewer or shorter questions)"
+            )
         with self._lock:
             proc.stdin.write(data)
             proc.stdin.flush()

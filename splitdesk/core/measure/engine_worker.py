@@ -27,8 +27,10 @@ import asyncio
 import contextlib
 import gc
 import sys
+from collections.abc import AsyncIterator
 
 from splitdesk.core.measure.arrivals import keep_kernel_stamps
+from splitdesk.core.measure.engine import MAX_COMMAND_BYTES
 from splitdesk.core.measure.engine_protocol import (
     CancelCommand,
     Command,
@@ -172,10 +174,37 @@ class Worker:
             await asyncio.wait(self.tasks, timeout=2.0)
 
 
+async def command_lines(
+    reader: asyncio.StreamReader, limit: int = MAX_COMMAND_BYTES
+) -> AsyncIterator[bytes | None]:
+    """The command lines of ``reader`` (without their newline) until end of input; ``None``
+    in place of a line longer than ``limit`` bytes, which is dropped whole, so one
+    over-long command costs that command, never the process (asyncio's ``readline``
+    raises on one and leaves the stream mid-line)."""
+    line = bytearray()
+    too_long = False
+    while chunk := await reader.read(1 << 20):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if not too_long:
+                line += chunk[start:end]
+            yield None if too_long or len(line) > limit else bytes(line)
+            line.clear()
+            too_long = False
+            start = end + 1
+        if not too_long:
+            line += chunk[start:]
+            if len(line) > limit:
+                too_long = True
+                line.clear()
+    if line and not too_long:
+        yield bytes(line)
+
+
 async def serve() -> None:
     """Read commands from stdin until it closes; write events to stdout."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout)
     worker = Worker(out)
@@ -185,10 +214,14 @@ async def serve() -> None:
     gc.freeze()
     keep_kernel_stamps()  # before Ready: a run's first bytes are stamped (core/arrivals.py)
     worker.write(Ready())
-    while True:
-        line = await reader.readline()
-        if not line:
-            break
+    async for line in command_lines(reader):
+        if line is None:
+            print(
+                f"splitdesk engine: a command over {MAX_COMMAND_BYTES} bytes was skipped",
+                file=sys.stderr,
+                flush=True,
+            )
+            continue
         try:
             command = decode_command(line)
         except ProtocolError as exc:  # a window of another version, or a bug: say so

@@ -8,6 +8,9 @@ request and by the window and ``splitdesk bench`` when they list an endpoint's m
 
 from __future__ import annotations
 
+import errno
+import logging
+import re
 import socket
 import ssl
 from urllib.parse import urlsplit
@@ -16,6 +19,34 @@ import httpx
 
 from splitdesk.core.run.redaction import redact
 from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
+
+log = logging.getLogger(__name__)
+
+
+#: Words for the socket errors a connect fails with (the errno's name and text go to the log).
+_CONNECT_WORDS = {
+    errno.ECONNREFUSED: "connection refused: nothing listens on that port",
+    errno.EHOSTUNREACH: "host unreachable",
+    errno.ENETUNREACH: "network unreachable",
+    errno.ETIMEDOUT: "timed out",
+    errno.ECONNRESET: "connection reset",
+    errno.EADDRNOTAVAIL: "address not available on this machine",
+}
+
+
+def _connect_words(cause: BaseException) -> str:
+    """A connect failure in a few words (``connection refused: …``), not the socket
+    library's ``[Errno 111] Connect call failed ('127.0.0.1', 9)``."""
+    if isinstance(cause, ConnectionRefusedError):
+        return _CONNECT_WORDS[errno.ECONNREFUSED]
+    if isinstance(cause, OSError) and cause.errno in _CONNECT_WORDS:
+        return _CONNECT_WORDS[cause.errno]
+    text = str(cause).strip()
+    # httpcore re-raises a connect failure without its cause: the errno is in the text
+    found = re.match(r"\[Errno (\d+)\]", text)
+    if found and int(found.group(1)) in _CONNECT_WORDS:
+        return _CONNECT_WORDS[int(found.group(1))]
+    return text[:120] if text else type(cause).__name__
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -63,9 +94,10 @@ def classify_transport_error(
             return RequestError(
                 ErrorKind.CONNECT, f"cannot resolve {url.hostname} — check the base URL"
             )
+        log.info("cannot connect to %s: %r", where, cause)  # the details, for the log
         return RequestError(
             ErrorKind.CONNECT,
-            f"cannot connect to {where} ({cause.__class__.__name__}: {cause}) — "
+            f"cannot connect to {where} ({_connect_words(cause)}) — "
             f"is the server running at {redact(endpoint.base_url, endpoint.api_key)}?",
         )
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):

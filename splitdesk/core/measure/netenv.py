@@ -2,9 +2,13 @@
 before anything is sent, so that a broken one gives one clear sentence instead of an
 ``ImportError`` from deep inside httpx or a misleading "certificate verify failed".
 
-The environment's rules are httpx's own (``trust_env``): ``HTTP_PROXY``, ``HTTPS_PROXY``,
-``ALL_PROXY`` and ``NO_PROXY`` (read through ``urllib.request.getproxies``, matched with
-httpx's URL patterns), and ``SSL_CERT_FILE`` before ``SSL_CERT_DIR`` for TLS verification.
+The environment's rules: ``HTTP_PROXY``, ``HTTPS_PROXY`` and ``ALL_PROXY`` (read through
+``urllib.request.getproxies``, lower-case spellings first, as httpx does; the scheme's own
+variable before ``ALL_PROXY``), ``NO_PROXY`` in every form curl, Go and requests honour
+(:mod:`splitdesk.core.measure.no_proxy`: IPv4 and IPv6 ranges, leading dots, ports), and
+``SSL_CERT_FILE`` before ``SSL_CERT_DIR`` for TLS verification. Clients are built with
+``trust_env=False`` and the one proxy this module chose for their URL: httpx's own
+reading of ``NO_PROXY`` knows no ranges and raises ``InvalidURL`` on an IPv6 one.
 What goes wrong in practice, and what this module says:
 
 * a ``socks5://`` (or ``socks5h://``) proxy while the ``socksio`` package (``httpx[socks]``)
@@ -29,11 +33,11 @@ import os
 import ssl
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+from urllib.request import getproxies
 
 import httpx
 
-# httpx's own reading of the proxy variables and its pattern matching (httpx is pinned)
-from httpx._utils import URLPattern, get_environment_proxies
+from splitdesk.core.measure.no_proxy import NoProxy, parse_no_proxy
 
 _KNOWN_PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 
@@ -45,43 +49,47 @@ class NetworkSetupError(ValueError):
 
 @dataclass(frozen=True)
 class ClientSettings:
-    """Arguments for ``httpx.AsyncClient`` talking to one base URL (see module docstring)."""
+    """Arguments for ``httpx.AsyncClient`` talking to one base URL (see module docstring):
+    ``trust_env`` is always ``False`` (this module read the environment), ``proxy`` the
+    URL's proxy or ``None``."""
 
     verify: ssl.SSLContext
     trust_env: bool
     proxy: str | None
 
 
-def _variable(scheme_key: str) -> str:
-    """The variable a proxy mount came from: ``https://`` → ``HTTPS_PROXY`` (or its
-    lower-case spelling when that is the one set)."""
-    name = f"{scheme_key.split(':')[0]}_proxy"
+def _variable(scheme: str) -> str:
+    """The variable a proxy came from: ``https`` → ``HTTPS_PROXY`` (or its lower-case
+    spelling when that is the one set)."""
+    name = f"{scheme}_proxy"
     return name if os.environ.get(name) else name.upper()
 
 
-def _proxies() -> dict[str, tuple[str, str] | None]:
-    """httpx's environment proxies: mount pattern → (proxy URL, variable), None where
-    ``NO_PROXY`` excludes a host."""
-    return {
-        key: (value, _variable(key)) if value else None
-        for key, value in get_environment_proxies().items()
-    }
+def environment_proxies() -> tuple[dict[str, tuple[str, str]], NoProxy]:
+    """The environment's proxies, scheme (``http``, ``https``, ``all``) → (proxy URL,
+    variable), and its ``NO_PROXY``."""
+    info = getproxies()
+    proxies: dict[str, tuple[str, str]] = {}
+    for scheme in ("http", "https", "all"):
+        value = info.get(scheme)
+        if value:
+            proxies[scheme] = (value if "://" in value else f"http://{value}", _variable(scheme))
+    return proxies, parse_no_proxy(info.get("no", ""))
 
 
 def proxy_for(url: str) -> tuple[str, str] | None:
     """The proxy the environment sets for ``url`` and the variable it came from, or None
-    (no proxy, or ``NO_PROXY`` excludes the host). httpx's precedence: the most specific
-    matching pattern wins."""
+    (no proxy, or ``NO_PROXY`` excludes the host and port). The scheme's own variable wins
+    over ``ALL_PROXY``."""
     try:
         target = httpx.URL(url)
+        port = target.port or (443 if target.scheme == "https" else 80)
     except (httpx.InvalidURL, ValueError):
         return None  # the URL itself is wrong: its own check says so (core/urls.py)
-    for pattern, found in sorted(
-        ((URLPattern(k), v) for k, v in _proxies().items()), key=lambda kv: kv[0]
-    ):
-        if pattern.matches(target):
-            return found
-    return None
+    proxies, no_proxy = environment_proxies()
+    if not proxies or no_proxy.bypasses(target.host, port):
+        return None
+    return proxies.get(target.scheme) or proxies.get("all")
 
 
 def _shown(proxy: str) -> str:
@@ -108,10 +116,6 @@ def proxy_problem(proxy: str, variable: str) -> str | None:
             f"{variable}, or add this host to NO_PROXY"
         )
     return None
-
-
-def _unrelated_proxy_problem() -> bool:
-    return any(found and proxy_problem(*found) for found in _proxies().values())
 
 
 def tls_problem() -> str | None:
@@ -172,10 +176,8 @@ def client_settings(url: str, verify: bool | str = True) -> ClientSettings:
     if tls and needs_tls:
         raise NetworkSetupError(tls)
     context = _context(verify, use_env=tls is None)
-    if tls is None and not _unrelated_proxy_problem():
-        return ClientSettings(context, trust_env=True, proxy=None)
-    # Something in the environment is broken but does not concern this URL: the client
-    # gets only what does (this URL's proxy, if any), not the environment wholesale.
+    # Only what concerns this URL: its proxy, if any (a broken proxy for another scheme, or
+    # a NO_PROXY entry httpx cannot read, stays out of this client).
     return ClientSettings(context, trust_env=False, proxy=chosen[0] if chosen else None)
 
 

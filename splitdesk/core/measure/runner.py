@@ -27,6 +27,7 @@ import httpx
 from splitdesk.core.measure import arrivals, responses
 from splitdesk.core.measure.errors import classify_transport_error as classify_transport_error
 from splitdesk.core.measure.netenv import client_settings
+from splitdesk.core.measure.urls import base_url_problem
 from splitdesk.core.measure.urls import check_url as check_url
 from splitdesk.core.run.events import (
     HeadersReceived,
@@ -62,6 +63,7 @@ from splitdesk.providers.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from splitdesk.providers.retry_after import MAX_RETRY_AFTER_S
 from splitdesk.providers.stream import iter_deltas, read_capped
 
 # httpcore imports anyio lazily, on the first request of the process: ~70 ms that would be
@@ -258,11 +260,18 @@ class Runner:
         # One client (one connection pool) per request: httpcore's pool bookkeeping is
         # quadratic in its connections (measured: 1.9 s of CPU at 64 streams, enough to
         # fall behind the streams). The clients share one SSL context.
-        try:  # the environment's proxy and CA settings, checked (core/netenv.py)
+        try:  # the base URL (core/urls.py), the environment's proxy and CA settings
+            try:
+                check_url(ep.base_url)
+            except ValueError as exc:
+                raise ValueError(f"invalid base URL {ep.base_url!r}: {exc}") from None
+            wrong_path = base_url_problem(ep.base_url, ep.api)
+            if wrong_path is not None:
+                raise ValueError(wrong_path)
             net = client_settings(ep.base_url, ep.verify)
         except ValueError as exc:
             problem = RequestError(ErrorKind.CONNECT, redact(str(exc), ep.api_key))
-            for i in range(len(specs)):  # as for an invalid URL: failed before any byte left
+            for i in range(len(specs)):  # failed before any byte left
                 self.emit(RequestSent(self.now(), i, 0))
                 self._end(i, self.now(), "failed", None, problem)
             self.emit(RunEnded(self.now(), False))
@@ -350,7 +359,7 @@ class Runner:
                 await read_capped(response, 256 * 1024)
             finally:
                 await responses.aclose(response)
-        except httpx.HTTPError:
+        except (httpx.HTTPError, httpx.InvalidURL):
             pass
 
     async def _explain_404(self, client: httpx.AsyncClient, error: RequestError) -> RequestError:
@@ -495,9 +504,9 @@ class Runner:
                     and last_text_t is None
                 ):
                     delay = (
-                        error.retry_after_s
+                        error.retry_after_s  # already capped (providers/retry_after.py)
                         if error.retry_after_s is not None
-                        else self.config.backoff_s * 2**attempt
+                        else min(MAX_RETRY_AFTER_S, self.config.backoff_s * 2.0 ** min(attempt, 30))
                     )
                     attempt += 1
                     self.emit(RequestRetrying(t_end, i, attempt, delay, error))

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from splitdesk.builtin_endpoint import BUILTIN_MODEL, DEFAULT_PROFILE
+from splitdesk.core.run.limits import MAX_TOKENS, RETRY_429, SPEED, TEMPERATURE, TIMEOUT_S
 from splitdesk.dialects import ApiName
 
 BUILTIN: Final = "builtin"
@@ -87,7 +88,7 @@ class EndpointSettings(BaseModel):
     it); ``speed`` and ``profile`` apply to the built-in endpoint only.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     preset: PresetName = BUILTIN
     base_url: str = ""
@@ -96,15 +97,16 @@ class EndpointSettings(BaseModel):
     key_source: KeySource = KeySource.NONE
     key_env: str = ""
     profile: str = DEFAULT_PROFILE
-    speed: float = Field(1.0, gt=0, le=100)
-    max_tokens: int = Field(512, ge=1, le=100_000)
-    temperature: float | None = Field(None, ge=0, le=2)
-    connect_timeout: float = Field(10.0, gt=0)
-    read_timeout: float = Field(300.0, gt=0)
+    # bounds: core/run/limits.py (one place per kind of number)
+    speed: float = Field(1.0, ge=SPEED.low, le=SPEED.high)
+    max_tokens: int = Field(512, ge=MAX_TOKENS.low, le=MAX_TOKENS.high)
+    temperature: float | None = Field(None, ge=TEMPERATURE.low, le=TEMPERATURE.high)
+    connect_timeout: float = Field(10.0, ge=TIMEOUT_S.low, le=TIMEOUT_S.high)
+    read_timeout: float = Field(300.0, ge=TIMEOUT_S.low, le=TIMEOUT_S.high)
     verify_tls: bool = True
     ca_bundle: str = ""
     headers: dict[str, str] = Field(default_factory=dict)
-    retry_429: int = Field(0, ge=0, le=10)
+    retry_429: int = Field(0, ge=RETRY_429.low, le=RETRY_429.high)
 
     @property
     def is_builtin(self) -> bool:

@@ -308,6 +308,17 @@ def parse_question_set(
 def load_question_set(path: Path) -> QuestionSet:
     """Read a question-set file (TOML or plain text). Raises :class:`QuestionFileError`
     with the file name for unreadable or invalid files. Blocking: call off the GUI thread."""
+    from splitdesk.core.run.limits import QUESTION_FILE_BYTES
+
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise QuestionFileError(f"{path.name}: cannot read: {exc}") from None
+    if size > QUESTION_FILE_BYTES.high:
+        raise QuestionFileError(
+            f"{path.name}: {size / 1e6:.1f} MB is too large for a question set "
+            f"(at most {QUESTION_FILE_BYTES.high / 1e6:.0f} MB: {QUESTION_FILE_BYTES.why})"
+        )
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM from Windows editors is not text
     except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
@@ -341,14 +352,6 @@ def dump_question_set(qs: QuestionSet) -> str:
         if not data.get(key):
             data.pop(key, None)
     return "# splitdesk question set\n" + tomli_w.dumps(data, multiline_strings=True)
-
-
-def save_question_set(qs: QuestionSet, path: Path) -> None:
-    """Write ``qs`` as TOML, atomically (temp file then rename). Blocking: call off the GUI
-    thread. Raises ``OSError``."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dump_question_set(qs), encoding="utf-8")
-    tmp.replace(path)
 
 
 def builtin_sets() -> dict[str, QuestionSet]:

@@ -28,9 +28,16 @@ def _done(task: asyncio.Task[Any]) -> None:
         log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
 
-def spawn(coro: Coroutine[Any, Any, Any], name: str | None = None) -> asyncio.Task[Any]:
-    """Run ``coro`` as a task on the running loop; it is kept until done."""
+def spawn(
+    coro: Coroutine[Any, Any, Any], name: str | None = None, ends_with_window: bool = False
+) -> asyncio.Task[Any]:
+    """Run ``coro`` as a task on the running loop; it is kept until done.
+    ``ends_with_window``: work the window owns and must end when it closes (an animation
+    export, a sweep, repeats): :func:`cancel_pending` cancels it with the slots' tasks, so
+    it ends (its writer aborted, no partial file, no child process) before the window goes."""
     task = asyncio.ensure_future(coro)
+    if ends_with_window:
+        name = SLOT_PREFIX + (name or str(getattr(coro, "__qualname__", "window work")))
     if name:
         task.set_name(name)
     _RUNNING.add(task)
@@ -62,8 +69,8 @@ def task_slot(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., None
 
 
 async def cancel_pending(within: float = 1.0) -> int:
-    """When the window closes: cancel the tasks started from slots (:func:`task_slot`) and
-    wait up to ``within`` s for them to end. Other spawned tasks (a save, an autosave, the
+    """When the window closes: cancel the tasks started from slots (:func:`task_slot`, and
+    :func:`spawn`'s ``ends_with_window`` work) and wait up to ``within`` s for them to end. Other spawned tasks (a save, an autosave, the
     prediction the controller cancels itself) are left to their owners. The calling task
     is left alone. Returns how many were cancelled."""
     here = asyncio.current_task()

@@ -215,5 +215,5 @@ class EngineerMenu:
         options = RepeatOptions(repeat=options) if isinstance(options, int) else options
         self.repeat_options = options
         self.session = RepeatSession(self.port, options)
-        spawn(self.session.run())
+        spawn(self.session.run(), "repeats", ends_with_window=True)
         return self.session

@@ -42,8 +42,10 @@ from splitdesk.core.bench.repeats import (
     row_values,
     window_document,
 )
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.render.exports import png_bytes
 
 #: The plots: (key, title, unit). ``speedup`` has one strip, the others one per side.
 FIGURES = (("makespan", "Makespan", "s"), ("ttft", "TTFT", "s"), ("speedup", "Speed-up", "×"))
@@ -241,20 +243,19 @@ class RepeatResults(QDialog):
 
     def save_csv(self, path: Path) -> None:
         """Write :meth:`csv_text` to ``path`` (``OSError`` when it cannot)."""
-        path.write_text(self.csv_text(), encoding="utf-8")
+        write_atomic(path, self.csv_text())
 
     def save_json(self, path: Path) -> None:
         """Write :meth:`document` to ``path`` (``OSError`` when it cannot; ``ValueError``
         with no counted run)."""
         text = json.dumps(self.document(), indent=2, ensure_ascii=False)
-        path.write_text(text + "\n", encoding="utf-8")
+        write_atomic(path, text + "\n")
 
     def save_png(self, path: Path, scale: float = PNG_SCALE) -> tuple[int, int]:
         """Write the strip plots as PNG at ``scale`` × (``OSError`` when it cannot).
         Returns (width, height) in pixels."""
         image = self.plots.image(scale)
-        if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
-            raise OSError(f"{path}: could not be written")
+        write_atomic(path, png_bytes(image))
         return image.width(), image.height()
 
     def _ask(self, title: str, name: str, pattern: str) -> Path | None:

@@ -92,6 +92,7 @@ class SweepSession:
         self.progress.setWindowModality(Qt.WindowModality.NonModal)
         self.progress.setMinimumDuration(0)
         self.progress.canceled.connect(self.cancel)
+        self._stop_connected = False
 
     def _label(self, step: SweepStep, eta: float | None) -> str:
         left = f" · about {eta:.0f} s left" if eta is not None else ""
@@ -99,9 +100,19 @@ class SweepSession:
         return f"N = {step.n} of {self.max_n} · {step.mode}{rep}…{left}"
 
     def cancel(self) -> None:
-        """Stop the current run and run no more."""
+        """Stop the current run and run no more. Between two runs (the next one being
+        prepared, the controller not busy yet) the next run is not started, or stopped as
+        soon as it starts."""
         self.cancelled = True
-        self.port.runs.stop()
+        controller = self.port.runs
+        controller.stop()
+        if not controller.busy and not self._stop_connected:
+            controller.busyChanged.connect(self._stop_when_busy)
+            self._stop_connected = True
+
+    def _stop_when_busy(self, busy: bool) -> None:
+        if busy:
+            self.port.runs.stop()
 
     async def run(self) -> dict[str, Any] | None:
         """Run the sweep, keep it and show it (also after Cancel: the N that finished)."""
@@ -197,6 +208,8 @@ class SweepSession:
 
         sim = controller.sim if request.endpoint.is_builtin else None
         slip0 = await schedule_slip_s(sim.url) if sim is not None else None
+        if self.cancelled:  # Cancel while the run was being prepared
+            return None
         disconnect = w.on_run_shown(finished)
         controller.predictionsReady.connect(predictions)
         try:
@@ -209,6 +222,9 @@ class SweepSession:
         finally:
             disconnect()
             controller.predictionsReady.disconnect(predictions)
+            if self._stop_connected:
+                controller.busyChanged.disconnect(self._stop_when_busy)
+                self._stop_connected = False
         sim = controller.sim if request.endpoint.is_builtin else None
         slip1 = await schedule_slip_s(sim.url) if sim is not None else None
         run = SweepRun(
@@ -268,7 +284,7 @@ class SweepMenu:
             w.say("A run is in progress: stop it before sweeping.")
             return None
         self.session = SweepSession(w, max_n, repeat)
-        spawn(self.session.run())
+        spawn(self.session.run(), "sweep", ends_with_window=True)
         return self.session
 
     def _ask_open(self) -> None:

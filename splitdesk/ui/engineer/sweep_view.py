@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from splitdesk.core.bench.sweep import generated_note
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.sweep_files import (
     SweepFileError,
     sweep_csv,
@@ -305,6 +306,6 @@ class SweepView(QDialog):
 
 def _write_text(path: Path, text: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as exc:
         raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None

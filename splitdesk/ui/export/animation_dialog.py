@@ -22,7 +22,7 @@ RATES: tuple[float, ...] = (30.0, 24.0, 15.0, 60.0)
 
 
 class AnimationDialog(QDialog):
-    """Asks the size and frame rate of a ``kind`` ("gif" or "mp4") animation;
+    """Asks the size and frame rate of a ``kind`` ("gif", "mp4" or "webp") animation;
     :meth:`choice` reads them once accepted. ``stage_size``: the stage's own size, offered
     too (even sides, within the caps)."""
 

@@ -1,6 +1,7 @@
 """File → Export in the window: the timeline as PNG (2×) or SVG, the stage as PNG (2×:
 what the audience sees, no sidebar, menus or bars), the figures as CSV or bench JSON, the
-Perfetto trace, and the run as GIF or MP4.
+Perfetto trace, and the run as GIF, MP4 or animated WebP; and every scenario of a talk as
+clips for slides (:mod:`splitdesk.ui.export.talk_clips`).
 
 Pictures are drawn from what the stage shows now (on the GUI thread, as Qt requires) and
 written to disk in a worker thread. Figures, the trace and animations come from the
@@ -24,11 +25,13 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog
 
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.figures_export import figures_csv, figures_json
 from splitdesk.core.files.recording import Recording, RecordingError
 from splitdesk.core.files.trace_events import trace_document
 from splitdesk.ui.common.tasks import spawn
 from splitdesk.ui.export.animation_dialog import AnimationDialog
+from splitdesk.ui.export.talk_clips import TalkClips
 from splitdesk.ui.render.encoders import EncodeError
 from splitdesk.ui.render.exports import (
     PNG_SCALE,
@@ -47,12 +50,12 @@ if TYPE_CHECKING:
 #: Animation size and frame rate offered by the window (a 720p slide at 30 fps).
 ANIMATION_SIZE = (1280, 720)
 ANIMATION_FPS = 30.0
+#: The file dialog's filter per animation kind.
+_PATTERNS = {"gif": "GIF (*.gif)", "mp4": "MP4 video (*.mp4)", "webp": "Animated WebP (*.webp)"}
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 class ExportMenu(QObject):
@@ -69,6 +72,7 @@ class ExportMenu(QObject):
         self.menu = QMenu("&Export", window)
         file_menu.addSeparator()
         file_menu.addMenu(self.menu)
+        self.clips = TalkClips(port)
         self.actions: dict[str, QAction] = {}
         entries: list[tuple[str, str, Callable[[], None]]] = [
             ("png", "Timeline as PNG (2×)…", self.timeline_png_dialog),
@@ -79,13 +83,16 @@ class ExportMenu(QObject):
             ("trace", "Trace for Perfetto (JSON)…", lambda: self._data_dialog("trace")),
             ("gif", "Animation as GIF (size, frame rate)…", lambda: self.ask_animation("gif")),
             ("mp4", "Animation as MP4 (size, frame rate)…", lambda: self.ask_animation("mp4")),
-        ]
+            ("webp", "Animation as WebP, for the web (size, frame rate)…",
+             lambda: self.ask_animation("webp")),
+            ("clips", "Clips of the talk for slides (every scenario)…", self.ask_clips),
+        ]  # fmt: skip
         for key, text, slot in entries:
             action = QAction(text, window)
             action.triggered.connect(lambda _=False, s=slot: s())
             self.menu.addAction(action)
             self.actions[key] = action
-            if key in ("window_png", "trace"):
+            if key in ("window_png", "trace", "webp"):
                 self.menu.addSeparator()
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -171,7 +178,7 @@ class ExportMenu(QObject):
 
         async def go() -> None:
             try:
-                await asyncio.to_thread(path.write_bytes, data)
+                await asyncio.to_thread(write_atomic, path, data)
             except OSError as exc:
                 self._problem("Could not export", str(exc))
                 return
@@ -214,9 +221,15 @@ class ExportMenu(QObject):
 
         return spawn(go())
 
+    # -- the talk's clips ---------------------------------------------------------------------------
+    def ask_clips(self) -> None:
+        """File → Export → Clips of the talk: every scenario as clips, by a child process
+        (:mod:`splitdesk.ui.export.talk_clips`)."""
+        self.clips.ask()
+
     # -- animations -----------------------------------------------------------------------------------
     def ask_animation(self, kind: str) -> None:
-        """File → Export → Animation as GIF/MP4…"""
+        """File → Export → Animation as GIF/MP4/WebP…"""
         self._animation_dialog(kind)
 
     def _animation_dialog(self, kind: str) -> AnimationDialog | None:
@@ -233,7 +246,7 @@ class ExportMenu(QObject):
 
         def chosen() -> None:
             size, fps = dialog.choice()
-            pattern = "GIF (*.gif)" if kind == "gif" else "MP4 video (*.mp4)"
+            pattern = _PATTERNS[kind]
             if path := self._ask_path(f"Export the run as {kind.upper()}", f"run.{kind}", pattern):
                 shown = self.port.recording_shown()
                 run = shown[1] if shown is not None and shown[0] is recording else 0
@@ -252,7 +265,7 @@ class ExportMenu(QObject):
         size: tuple[int, int] = ANIMATION_SIZE,
         fps: float = ANIMATION_FPS,
     ) -> asyncio.Task[Any]:
-        """Render run ``run`` of ``recording`` to ``path`` as ``kind`` (gif/mp4) under a
+        """Render run ``run`` of ``recording`` to ``path`` as ``kind`` (gif/mp4/webp) under a
         progress dialog with Cancel. Returns the task."""
         dialog = QProgressDialog(
             f"Rendering the {kind.upper()}…", "Cancel", 0, 100, self.port.widget
@@ -294,4 +307,4 @@ class ExportMenu(QObject):
                 dialog.close()
                 dialog.deleteLater()
 
-        return spawn(go())
+        return spawn(go(), "export animation", ends_with_window=True)

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from splitdesk.core.files.question_sets import save_question_set
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.questions import (
     DEFAULT_SET,
@@ -59,7 +60,6 @@ from splitdesk.core.run.questions import (
     load_question_set,
     question_text,
     read_context_file,
-    save_question_set,
 )
 from splitdesk.core.run.template import CombinedTemplate, estimated_tokens
 from splitdesk.ui.common.theme import Theme, lane_color

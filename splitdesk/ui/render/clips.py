@@ -6,8 +6,8 @@ scenarios --export``). Each scene is rendered on a bare stage in the presentatio
 at the size asked, the caption bar saying what presentation mode says for it — ``3 / 11 ·
 Rate limit of 2``, its caption and, at the end, the measured verdict
 (:func:`~splitdesk.ui.render.exports.render_animation`) — as an MP4, a GIF and a poster
-PNG (the run's last picture), named ``NN-<scenario>.<kind>`` so a folder lists them in
-the talk's order.
+PNG (the run's last picture), an animated WebP on request, named ``NN-<scenario>.<kind>``
+so a folder lists them in the talk's order.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from splitdesk.ui.render.exports import (
     widget_image,
 )
 
-#: What a scene is rendered as, in order: animations, then the poster picture.
-CLIP_KINDS = ("mp4", "gif", "png")
+#: What a scene can be rendered as, in order: animations, then the poster picture.
+CLIP_KINDS = ("mp4", "gif", "webp", "png")
+#: What it is rendered as unless asked otherwise (WebP: for a web page, on request).
+DEFAULT_KINDS = ("mp4", "gif", "png")
 
 
 @dataclass(frozen=True)
@@ -61,10 +63,10 @@ async def render_scene(
     theme: Theme,
     size: tuple[int, int] = (1280, 720),
     fps: float = 30.0,
-    kinds: tuple[str, ...] = CLIP_KINDS,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
     progress: Callable[[str, int, int], bool] | None = None,
 ) -> list[Path]:
-    """Write ``scene``'s files of ``kinds`` (``mp4``, ``gif``, ``png``) into ``folder``;
+    """Write ``scene``'s files of ``kinds`` (``mp4``, ``gif``, ``webp``, ``png``) into ``folder``;
     returns their paths. ``progress(kind, done, total)`` after each frame; False cancels
     (:class:`~splitdesk.ui.render.exports.ExportCancelledError`, no partial file). Raises
     :class:`~splitdesk.ui.render.encoders.EncodeError` and ``OSError`` as

@@ -1,6 +1,6 @@
 """Pictures and animations of a run: the timeline as PNG (2× by default, for slides) or
-SVG (pyqtgraph's exporters), the stage as PNG, and a replay rendered offscreen as a GIF
-or MP4 at a fixed size and frame rate.
+SVG (pyqtgraph's exporters), the stage as PNG, and a replay rendered offscreen as an MP4,
+a GIF or an animated WebP at a fixed size and frame rate.
 
 The animation (:func:`render_animation`) plays one run of a recording on a bare
 :class:`~splitdesk.ui.stage.stage.Stage` of its own, never shown on screen
@@ -12,12 +12,14 @@ slower or faster than real time and the file plays at the recorded pace). Frame 
 the run at ``min(k / fps, duration)``; there are :func:`frame_count` frames, so the file
 lasts ``frames / fps`` seconds. Between frames the coroutine yields to the event loop, so
 a window doing this stays responsive, and a cancel request stops it at the next frame.
-Encoding: :mod:`splitdesk.ui.render.encoders` (Pillow for GIF, imageio-ffmpeg for MP4).
+Encoding: :mod:`splitdesk.ui.render.encoders` (Pillow for GIF, imageio-ffmpeg for MP4
+and WebP).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,22 +27,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
 from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
 from splitdesk.core.analyse.plain import measured_line
+from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.theme import Theme, dress, present_scale, present_theme, ui_font
 from splitdesk.ui.render import svg_fix
 from splitdesk.ui.render.encoders import (
+    KINDS,
     MAX_SECONDS,
     EncodeError,
+    FfmpegWriter,
     FrameWriter,
     GifWriter,
-    Mp4Writer,
     check_size,
 )
 from splitdesk.ui.stage.playback import StagePlayer
@@ -162,10 +166,22 @@ def save_png(image: QImage, path: Path) -> tuple[int, int]:
     """Write ``image`` to ``path`` as PNG (safe in a worker thread). Returns its size.
     Raises ``OSError`` when the file cannot be written."""
     _check_png_path(path)
-    # PNG whatever the name says (PySide6 takes the format as str; its stubs say bytes)
-    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]
-        raise OSError(f"{path}: could not be written")
+    write_atomic(path, png_bytes(image))  # whole or not at all (core/files/atomic.py)
     return image.width(), image.height()
+
+
+def png_bytes(image: QImage, fmt: str = "PNG") -> bytes:
+    """``image`` encoded as PNG (or ``fmt``, a format Qt writes: ``JPG``, ``BMP`` …), to be
+    written with :func:`~splitdesk.core.files.atomic.write_atomic`. Safe in a worker
+    thread (QImage is reentrant). Raises ``OSError`` when Qt cannot encode it."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # PySide6 takes the format as str; its stubs say bytes
+    if not image.save(buffer, fmt):  # type: ignore[call-overload]
+        raise OSError(f"Qt could not encode the image as {fmt}")
+    buffer.close()
+    return bytes(data.data())
 
 
 def timeline_png(timeline: Timeline, path: Path, scale: float = PNG_SCALE) -> tuple[int, int]:
@@ -192,7 +208,7 @@ def timeline_svg(timeline: Timeline, path: Path) -> None:
     """Save :func:`timeline_svg_bytes` to ``path``. Raises ``OSError`` when the file
     cannot be written."""
     _check_png_path(path)
-    path.write_bytes(timeline_svg_bytes(timeline))
+    write_atomic(path, timeline_svg_bytes(timeline))
 
 
 def widget_image(widget: QWidget, scale: float = 1.0) -> QImage:
@@ -222,7 +238,7 @@ def window_png(window: QWidget, path: Path, scale: float = 1.0) -> tuple[int, in
 
 @dataclass(frozen=True)
 class AnimationOptions:
-    """What to render: ``kind`` "gif" or "mp4"; ``size`` (width, height) pixels; ``fps``
+    """What to render: ``kind`` "mp4", "gif" or "webp"; ``size`` (width, height) pixels; ``fps``
     frames per second; ``run``: which run of the recording (0-based); ``look``: the
     stage's look (the audience's, by default); ``caption``: what its caption bar says
     (where, caption)."""
@@ -338,7 +354,7 @@ class ReplayFrames:
 def _writer(opts: AnimationOptions, path: Path, palette_frame: bytes) -> FrameWriter:
     if opts.kind == "gif":
         return GifWriter(path, opts.size, opts.fps, palette_frame)
-    return Mp4Writer(path, opts.size, opts.fps)
+    return FfmpegWriter(path, opts.size, opts.fps, opts.kind)
 
 
 async def render_animation(
@@ -353,9 +369,9 @@ async def render_animation(
     of frames written. Raises :class:`ExportCancelledError` (no file left behind),
     :class:`~splitdesk.ui.render.encoders.EncodeError` for sizes, rates or runs over the caps and
     encoder failures, ``OSError`` when the file cannot be written. Encoding runs in a
-    worker thread (GIF) or ffmpeg's own process (MP4)."""
-    if opts.kind not in ("gif", "mp4"):
-        raise EncodeError(f"unknown animation kind {opts.kind!r} (gif or mp4)")
+    worker thread (GIF) or ffmpeg's own process (MP4, WebP)."""
+    if opts.kind not in KINDS:
+        raise EncodeError(f"unknown animation kind {opts.kind!r} ({', '.join(KINDS)})")
     check_size(opts.size, opts.fps, opts.kind)
     if not 0 <= opts.run < len(recording.runs):
         raise EncodeError(f"the recording holds {len(recording.runs)} run(s), not {opts.run + 1}")
@@ -370,10 +386,10 @@ async def render_animation(
         recording, opts.run, opts.size, theme, look=opts.look, caption=opts.caption
     )
     writer: FrameWriter | None = None
+    pending: asyncio.Future[None] | None = None
     try:
         last = await frames.frame(frames.duration)  # its colours make the GIF palette
         writer = await asyncio.to_thread(_writer, opts, path, last)
-        pending: asyncio.Future[None] | None = None
         for k in range(total):
             rgb = await frames.frame(min(k / opts.fps, frames.duration))
             if pending is not None:
@@ -387,8 +403,14 @@ async def render_animation(
         await asyncio.to_thread(writer.close)
         return writer.frames
     except BaseException:
+        # Cancelled (Cancel, the window closing) or failed: a frame still being written
+        # finishes first, then the writer is aborted at once, here (kill ffmpeg, drop the
+        # partial file): the loop may not run again after a close.
+        if pending is not None and not pending.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait([pending], timeout=2.0)
         if writer is not None:
-            await asyncio.to_thread(writer.abort)
+            writer.abort()
         raise
     finally:
         frames.dispose()

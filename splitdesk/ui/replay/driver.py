@@ -298,10 +298,12 @@ class ReplayDriver(QObject):
         player.finished.connect(self._finished)
         what = recording.describe()
         label = f" · {record.label}" if len(recording.runs) > 1 else ""
-        self.bar.banner.setText(f"REPLAY of {what}{label}")
+        newer = " (read-only: a newer format)" if recording.read_only_note else ""
+        self.bar.banner.setText(f"REPLAY{newer} of {what}{label}")
         self.bar.banner.setToolTip(
             f"Recorded {record.started_at:%Y-%m-%d %H:%M:%S %Z} with splitdesk "
             f"{recording.app_version}; no network is used"
+            + (f"\n{recording.read_only_note}" if recording.read_only_note else "")
         )
         self.bar.speed.blockSignals(True)
         self.bar.speed.setCurrentIndex(

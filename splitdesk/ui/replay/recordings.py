@@ -382,6 +382,8 @@ class RecordingsUi(QObject):
             self._problem("Cannot replay now", str(exc))
             return False
         self.opened.emit(recording)
+        if recording.read_only_note:  # from a newer splitdesk: shown as far as it is known
+            self.port.say(recording.read_only_note)
         return True
 
     def _problem(self, title: str, message: str) -> None:

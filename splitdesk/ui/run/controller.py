@@ -43,6 +43,7 @@ from splitdesk.core.measure.engine import EngineProcess, ProcessRun
 from splitdesk.core.measure.runner import RunConfig, Timeouts
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
+from splitdesk.core.run.limits import questions_problem
 from splitdesk.core.run.plans import Mode, RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
@@ -340,6 +341,8 @@ class RunController(QObject):
     async def _start(self, request: RunRequest) -> RunState:
         if request.key_problem:
             raise ControllerError(request.key_problem)
+        if problem := questions_problem(list(request.questions)):  # core/run/limits.py
+            raise ControllerError(problem)
         plan = request.plan()
         state = RunState()
         self.state = state

@@ -644,6 +644,8 @@ class MainWindow(QMainWindow):
         self.say(f"The {new} theme applies at the next start.")
 
     def _save_settings(self) -> None:
+        if self._closing:  # closing saves once itself; no task may outlive the window
+            return
         settings = self._persisted()
 
         async def save() -> None:
@@ -832,6 +834,7 @@ class MainWindow(QMainWindow):
         except (TimeoutError, Exception):
             log.exception("shutdown was not clean")
             await asyncio.to_thread(self.controller.close_sync)
+        self._persist.cancel()  # a request made while the controller shut down
         self._closed = True
         self.close()
         self.closed.emit()

@@ -3,12 +3,14 @@ ends with its error reported, and the same process then runs a good plan."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from splitdesk.core.measure.engine import EngineProcess
+from splitdesk.core.measure.engine import MAX_COMMAND_BYTES, EngineProcess
+from splitdesk.core.measure.engine_worker import command_lines
 from splitdesk.core.measure.runner import RunConfig
 from splitdesk.core.run.plans import make_plan
 from splitdesk.core.run.run_state import RunState
@@ -57,3 +59,39 @@ def test_a_run_the_engine_cannot_set_up_does_not_take_it_down(
     assert error is None
     assert [r.outcome for r in state.requests] == ["done", "done"]
     assert engine.pid == pid
+
+
+def test_a_command_line_over_the_limit_is_refused_and_never_kills_the_engine(
+    engine: EngineProcess, sim_batching: Any
+) -> None:
+    """A run too large for one command line is refused before it is sent (one line naming
+    the size); one that reaches the worker anyway (written past the check) is skipped
+    whole, and the same process then runs a good plan. It used to kill the engine."""
+    pid = engine.pid
+    base = get_provider("openai-chat").base_url_for_root(sim_batching.url)
+    endpoint = EndpointConfig(base, "openai-chat", "splitdesk-sim")
+    huge = ["x" * (MAX_COMMAND_BYTES // 2), "y" * (MAX_COMMAND_BYTES // 2)]
+    with pytest.raises(ValueError, match=r"the run is \d+ MB as one engine command"):
+        engine.run(RunConfig(endpoint), huge, make_plan("parallel", huge, CombinedTemplate(), 8))
+    proc = engine._proc  # past the check: straight into the worker's stdin
+    assert proc is not None and proc.stdin is not None
+    proc.stdin.write(b'{"cmd": "run", "questions": ["' + b"z" * (MAX_COMMAND_BYTES + 10) + b'"]}\n')
+    proc.stdin.flush()
+    state, error = run(engine, endpoint)
+    assert error is None
+    assert [r.outcome for r in state.requests] == ["done", "done"]
+    assert engine.alive and engine.pid == pid
+    assert any(
+        f"a command over {MAX_COMMAND_BYTES} bytes was skipped" in line
+        for line in engine.stderr_tail
+    )
+
+
+@pytest.mark.asyncio
+async def test_command_lines_split_and_drop_over_long_lines_across_reads() -> None:
+    reader = asyncio.StreamReader()
+    for piece in (b"one\ntw", b"o\n" + b"x" * 30, b"x" * 30 + b"\nthree", b"\nfour"):
+        reader.feed_data(piece)
+    reader.feed_eof()
+    got = [line async for line in command_lines(reader, limit=40)]
+    assert got == [b"one", b"two", None, b"three", b"four"]

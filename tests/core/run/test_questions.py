@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from splitdesk.core.files.question_sets import save_question_set
 from splitdesk.core.run.questions import (
     Question,
     QuestionFileError,
@@ -15,7 +16,6 @@ from splitdesk.core.run.questions import (
     dump_question_set,
     load_question_set,
     parse_question_set,
-    save_question_set,
 )
 from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.sim.prompts import read_prompt

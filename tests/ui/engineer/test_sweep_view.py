@@ -134,3 +134,39 @@ async def test_window_sweep_plots_keeps_exports_and_cancels(
     assert session.view.rows() == [table_cells(session.doc["rows"][0])]
     assert "stopped after N = 1 of 3" in session.view.title.text()
     assert "Sweep cancelled after N = 1." in window.statusBar().currentMessage()
+
+
+@pytest.mark.asyncio
+async def test_cancel_between_two_sweep_runs_starts_no_further_run(make_window: Any) -> None:
+    """Cancel pressed after N = 1 ended and before N = 2's first run is under way (the
+    controller asked to start it, not busy yet): that run is stopped as soon as it starts,
+    no other starts, and the sweep ends with N = 1."""
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=SPEED)))
+    window.controller.sim_overrides = dict(FAST)
+    controller = window.controller
+    session = window.engineer.sweeps.sweep(3)
+    assert session is not None
+    cancel = session.progress.findChild(QPushButton)
+    start = controller.start
+    states: list[Any] = []
+    clicked: list[bool] = []
+
+    async def start_then(request: Any) -> None:
+        if len(request.questions) == 2 and not clicked:  # N = 2, between the runs
+            assert not controller.busy
+            clicked.append(True)
+            cancel.click()
+        await start(request)
+        states.append(controller.state)
+
+    controller.start = start_then  # type: ignore[method-assign]
+    try:
+        await wait_until(lambda: session.finished, 60, "the sweep ended on Cancel before N = 2")
+    finally:
+        controller.start = start  # type: ignore[method-assign]
+    assert [(r.step.n, r.step.mode) for r in session.runs] == [(1, "combined"), (1, "parallel")]
+    late = states[2:]
+    assert all(s is None or (s.ended is not None and s.ended.stopped) for s in late), late
+    assert len(states) <= 3, "no run after the one being started when Cancel came"
+    assert not controller.busy and controller.live is None
+    assert "Sweep cancelled after N = 1." in window.statusBar().currentMessage()

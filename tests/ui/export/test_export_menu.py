@@ -5,6 +5,7 @@ whose Cancel stops the render and leaves no file; the window stays usable throug
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -13,13 +14,14 @@ from typing import Any
 import pytest
 from PIL import Image
 from PySide6.QtGui import QImage
-from ui.conftest import wait_until
+from ui.conftest import wait_signal, wait_until
 
 from paths import ROOT
 from splitdesk.core.files.recording import load_recording
 from splitdesk.core.files.settings import AppSettings
 
 SHORT = ROOT / "tests" / "fixtures" / "recordings" / "v1.splitdesk.json"  # 0.21 s
+DEMO = ROOT / "resources" / "demos" / "batching.splitdesk.json"
 
 
 @pytest.mark.asyncio
@@ -35,6 +37,8 @@ async def test_export_menu_writes_every_kind(make_window: Any, tmp_path: Path) -
         "Trace for Perfetto (JSON)…",
         "Animation as GIF (size, frame rate)…",
         "Animation as MP4 (size, frame rate)…",
+        "Animation as WebP, for the web (size, frame rate)…",
+        "Clips of the talk for slides (every scenario)…",
     ]
     recording = load_recording(SHORT)
     assert window.recordings.show_recording(recording)
@@ -97,6 +101,42 @@ async def test_nothing_to_export_says_so(make_window: Any) -> None:
     window = make_window(AppSettings())
     window.exports.actions["csv"].trigger()
     assert window.statusBar().currentMessage().startswith("Nothing to export yet")
+
+
+def _ffmpeg_children() -> list[int]:
+    """This process's child processes running ffmpeg (``/proc``), zombies included."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"ffmpeg" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(int(pid))
+    return found
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("kind", ["mp4", "gif", "webp"])
+async def test_closing_the_window_mid_export_leaves_no_file_and_no_ffmpeg(
+    make_window: Any, tmp_path: Path, kind: str
+) -> None:
+    """Closing the window while an animation renders ends the export: ffmpeg is killed and
+    reaped, and neither the output nor its temporary ``.part`` file is left."""
+    window = make_window(AppSettings())
+    menu = window.exports
+    recording = load_recording(DEMO)  # 12 s: hundreds of frames, still rendering at close
+    out = tmp_path / "out"
+    out.mkdir()
+    task = menu.export_animation(recording, kind, out / f"a.{kind}", size=(320, 240), fps=30)
+    dialog = menu.progress
+    assert dialog is not None
+    await wait_until(lambda: dialog.value() >= 3, 30, "three frames were rendered")
+    if kind != "gif":
+        assert _ffmpeg_children(), f"ffmpeg runs while the {kind.upper()} renders"
+    window.close()
+    await wait_signal(window.closed, 30, "the window closed")
+    assert task.done()
+    assert os.listdir(out) == [], "no output and no .part file after closing"
+    assert _ffmpeg_children() == [], "no ffmpeg left, not even a zombie"
 
 
 @pytest.mark.asyncio

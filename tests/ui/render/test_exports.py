@@ -1,8 +1,8 @@
 """Exports are valid files: the timeline PNG decodes at the asked size (2× by default), the
 SVG parses as XML and holds the lane labels (pyqtgraph's exporter with the Qt ≥ 6.11 fix),
-the window PNG is the window at 2×, and GIF/MP4 animations of a replay have the expected
-frame count (± 1) and duration. Real widgets offscreen, real encoders, short recordings
-and small sizes."""
+the window PNG is the window at 2×, and MP4, GIF and WebP animations of a replay have the
+expected frame count (± 1) and duration. Real widgets offscreen, real encoders, short
+recordings and small sizes."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ async def test_timeline_png_svg_and_window_png(qtbot: object, tmp_path: Path) ->
         frames.dispose()
 
 
-@pytest.mark.parametrize("kind", ["gif", "mp4"])
+@pytest.mark.parametrize("kind", ["gif", "mp4", "webp"])
 @pytest.mark.asyncio
 async def test_animation_has_the_expected_frames_and_duration(
     qtbot: object, tmp_path: Path, kind: str
@@ -93,13 +93,15 @@ async def test_animation_has_the_expected_frames_and_duration(
         progress=progress,
     )  # fmt: skip
     assert n == expected and seen[-1] == (expected, expected)
-    if kind == "gif":
+    if kind in ("gif", "webp"):
         with Image.open(path) as im:
-            assert im.size == (320, 240)
+            assert im.format == kind.upper() and im.size == (320, 240)
+            assert getattr(im, "is_animated", False) and im.info.get("loop") == 0
             assert abs(im.n_frames - expected) <= 1
             total_ms = 0
             for i in range(im.n_frames):
                 im.seek(i)
+                im.load()  # WebP reads a frame's duration as it decodes it
                 total_ms += im.info["duration"]
         assert total_ms / 1000 == pytest.approx(expected / fps, abs=0.01)
     else:

@@ -44,3 +44,25 @@ async def test_opening_and_comparing_say_which_file_is_damaged_and_why(
     await ui.open_path(damaged)
     assert window.statusBar().currentMessage() == why and messages == [why, why]
     assert ui.replay.player is None  # nothing replayed
+
+
+@pytest.mark.asyncio
+async def test_a_newer_recording_opens_read_only_and_the_window_says_so(
+    make_window: Any, tmp_path: Path
+) -> None:
+    """A newer splitdesk's file replays (it was refused) and the banner says read-only; its
+    tooltip and the status bar carry the one line naming both versions."""
+    doc = json.loads((RECORDINGS / "v2.splitdesk.json").read_text(encoding="utf-8"))
+    doc["version"] = 7
+    doc["runs"][0]["gpu"] = {"name": "H100"}
+    newer = tmp_path / "newer.splitdesk.json"
+    newer.write_text(json.dumps(doc), encoding="utf-8")
+    window = make_window(AppSettings())
+    ui = window.recordings
+    shown: list[str] = []
+    window.statusBar().messageChanged.connect(shown.append)
+    await ui.open_path(newer)
+    banner = ui.replay.bar.banner
+    assert banner.text().startswith("REPLAY (read-only: a newer format) of built-in")
+    assert "recording format 7 is newer than this splitdesk" in banner.toolTip()
+    assert any(m.startswith("recording format 7 is newer") for m in shown), shown

@@ -93,7 +93,7 @@ def test_damaged_settings_start_with_defaults_keep_the_file_and_say_so(tmp_path:
     log_text = (tmp_path / "log" / "splitdesk.log").read_text(encoding="utf-8")
     assert "WARNING splitdesk.app" in log_text and str(backups[0]) in log_text
     # the new file is whole again
-    assert json.loads((config / "settings.json").read_text(encoding="utf-8"))["version"] == 1
+    assert json.loads((config / "settings.json").read_text(encoding="utf-8"))["version"] == 2
 
 
 def test_an_uncaught_exception_shows_a_dialog_with_the_log_path(
