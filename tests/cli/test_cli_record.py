@@ -105,7 +105,7 @@ def test_replay_refuses_a_bad_file_before_any_window(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         f"splitdesk replay: error: {bad}: version: recording format 99 is newer than this "
-        "splitdesk (0.1.0) reads (format 2), and the part it knows cannot be shown "
+        "splitdesk (0.1.0) reads (format 3), and the part it knows cannot be shown "
         "(created_at: Field required (and 5 more problem(s))); update splitdesk to open it"
     ]
     proc = subprocess.run(
