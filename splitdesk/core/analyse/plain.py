@@ -20,7 +20,7 @@ from typing import Literal
 
 from splitdesk.core.analyse.diagnosis import Diagnosis, common_failure, no_verdict_reason
 from splitdesk.core.analyse.metrics import RunSummary, request_figures, summarize
-from splitdesk.core.run.run_state import RunState
+from splitdesk.core.run.run_state import RequestTrace, RunState
 
 #: Within this factor of 1 the two ways took the same time: "no speed-up".
 SAME = 1.1
@@ -98,11 +98,7 @@ def plain_words(state: RunState, summary: RunSummary, diagnosis: Diagnosis) -> s
             "no time."
         )
     if code == "rate-limited":
-        refused = int(ev.get("parallel_refused", ev.get("refused", 0)) or 0)
-        return (
-            f"The provider refused {refused} of the {n} parallel requests (too many at once); "
-            "they had to wait and ask again, or never got an answer."
-        )
+        return _rate_limited_words(parallel)
     if code == "network-bound":
         wait = float(ev.get("ttfb_median_s", 0.0) or 0.0)
         gen = float(ev.get("generation_s", 0.0) or 0.0)
@@ -142,19 +138,53 @@ def plain_words(state: RunState, summary: RunSummary, diagnosis: Diagnosis) -> s
     return diagnosis.text[:1].upper() + diagnosis.text[1:]
 
 
+def _rate_limited_words(parallel: list[RequestTrace]) -> str:
+    """The rate limit in plain words, counting every HTTP 429 a parallel request got: the
+    ones refused in the end and the ones that waited (Retry-After) and asked again — a
+    request answered after a refusal was refused too (the timeline shows its back-off)."""
+    n = len(parallel)
+    lost = [r for r in parallel if r.error is not None and r.error.status == 429]
+    waited = [r for r in parallel if r.retries and r not in lost]
+    hit = len(lost) + len(waited)
+    refusals = len(lost) + sum(len(r.retries) for r in parallel)
+    if not hit:  # the 429s went to the combined side only
+        return "The provider refused requests (too many at once), but no parallel one."
+    times = f", {refusals} refusals in all" if refusals > hit else ""
+    head = f"The provider refused {hit} of the {n} parallel requests (too many at once{times})"
+    backoff = sum(a.delay_s for r in waited for a in r.retries)
+    if waited and lost:
+        return (
+            f"{head}: {len(waited)} waited {backoff:.1f} s in all and asked again, "
+            f"{len(lost)} never got an answer."
+        )
+    if waited:
+        they = "it" if len(waited) == 1 else "they"
+        return f"{head}; {they} waited {backoff:.1f} s in all and asked again, so finished later."
+    they = "it" if len(lost) == 1 else "they"
+    return f"{head}; {they} never got an answer."
+
+
 def measured_line(state: RunState, diagnosis: Diagnosis) -> str:
     """What presentation mode says beside a scenario's caption once its run has ended:
     the verdict with the numbers it rests on ("Parallel finished 4.5× sooner: 12.0 s
     against 2.7 s"), or why there is none; dependent questions: the chain's own finding.
-    Never the engineer's Why line (the stage's summary says the plain reason under it)."""
+    Never the engineer's Why line (the stage's summary says the plain reason under it).
+    The text of :func:`measured_verdict`."""
+    return measured_verdict(state, diagnosis).text
+
+
+def measured_verdict(state: RunState, diagnosis: Diagnosis) -> Verdict:
+    """:func:`measured_line` with its kind, so the caption colours a win as a win and
+    nothing else ("no-verdict" for a chain, a failure or a run with no speed-up figure)."""
     if diagnosis.code in ("chained", "failed"):
-        return diagnosis.text[:1].upper() + diagnosis.text[1:]
+        return Verdict("no-verdict", diagnosis.text[:1].upper() + diagnosis.text[1:], 1.0)
     summary = summarize(state)
     c, p = summary.groups.get("combined"), summary.groups.get("parallel")
     if summary.speedup is None or c is None or p is None:
-        return diagnosis.text[:1].upper() + diagnosis.text[1:]
+        return Verdict("no-verdict", diagnosis.text[:1].upper() + diagnosis.text[1:], 1.0)
     shared = state.info is not None and state.info.mode == "side-by-side"
     v = headline_verdict(summary.speedup, diagnosis, shared)
     if v.kind == "no-verdict":
-        return v.text[:1].upper() + v.text[1:]
-    return f"{v.text}: {c.makespan_s:.1f} s against {p.makespan_s:.1f} s"
+        return Verdict(v.kind, v.text[:1].upper() + v.text[1:], v.speedup)
+    text = f"{v.text}: {c.makespan_s:.1f} s against {p.makespan_s:.1f} s"
+    return Verdict(v.kind, text, v.speedup)

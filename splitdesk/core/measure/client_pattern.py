@@ -38,7 +38,7 @@ class ClientPattern:
     def short(self) -> str:
         """``"warm · barrier"``, ``"cold · as scheduled"`` … (the window's summary line)."""
         conn = "cold" if self.cold else "warm"
-        return f"client: {conn} · {self.release.replace('-', ' ')}"
+        return f"{conn} · {self.release.replace('-', ' ')}"
 
     def describe(self) -> str:
         """One line for tables and the summary, e.g. ``"client: warm connections, released

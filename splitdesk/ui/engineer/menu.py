@@ -163,12 +163,23 @@ class EngineerMenu:
         form = QFormLayout(dialog)
         form.addRow(QLabel(f"{key}\nPrices per million tokens, in your currency. None is assumed."))
         boxes = []
-        for label in ("Input (prompt) tokens:", "Output tokens:"):
+        for label in ("Input (prompt) tokens:", "Output tokens:", "Cached input tokens:"):
             box = QDoubleSpinBox()
             box.setRange(0, 1e6)
             box.setDecimals(4)
             form.addRow(label, box)
             boxes.append(box)
+        # a prompt read from the server's prefix cache is billed at its own price (OpenAI's
+        # "cached input", Anthropic's cache reads); at its minimum the box says the input
+        # price applies (Prices.cached_input_per_m None, core/analyse/cost.py)
+        cached = boxes[2]
+        cached.setRange(-1, 1e6)
+        cached.setSpecialValueText("same as input")
+        cached.setValue(-1)
+        cached.setToolTip(
+            "The price of a million prompt tokens the server read from its prefix cache"
+            " (usage's cached tokens). 'same as input' bills them as input tokens."
+        )
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save
             | QDialogButtonBox.StandardButton.Reset
@@ -179,6 +190,8 @@ class EngineerMenu:
         if current is not None:
             boxes[0].setValue(current.input_per_m)
             boxes[1].setValue(current.output_per_m)
+            if current.cached_input_per_m is not None:
+                cached.setValue(current.cached_input_per_m)
 
         def store(prices: Prices | None) -> None:
             w.stage.prices = prices
@@ -192,9 +205,14 @@ class EngineerMenu:
             spawn(go())
             dialog.accept()
 
-        buttons.accepted.connect(
-            lambda: store(Prices(input_per_m=boxes[0].value(), output_per_m=boxes[1].value()))
-        )
+        def entered() -> Prices:
+            return Prices(
+                input_per_m=boxes[0].value(),
+                output_per_m=boxes[1].value(),
+                cached_input_per_m=None if cached.value() < 0 else cached.value(),
+            )
+
+        buttons.accepted.connect(lambda: store(entered()))
         buttons.button(QDialogButtonBox.StandardButton.Reset).clicked.connect(lambda: store(None))
         buttons.rejected.connect(dialog.reject)
         dialog.show()

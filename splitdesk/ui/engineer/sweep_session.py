@@ -160,6 +160,9 @@ class SweepSession:
         settings = w.endpoint_settings()
         api_key = await w.api_key()
         key_problem = await w.key_problem()
+        # the set's shared document opens every prompt, as in the window's own run and
+        # `splitdesk sweep` (each run's sides with their own nonce: RunRequest.plan)
+        context = w.question_set().context
         # The engine and the built-in endpoint start together, before the first run (whose
         # schedule slip is then read too); a failure is the first run's to say.
         starting: list[Any] = [w.runs.start_engine()]
@@ -178,6 +181,7 @@ class SweepSession:
                 mode=step.mode,
                 key_problem=key_problem,
                 client=self.client,
+                context=context,
             )
             t0 = time.monotonic()
             run = await self._one_run(request, step)

@@ -29,7 +29,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
-from splitdesk.core.analyse.plain import measured_line
+from splitdesk.core.analyse.plain import VerdictKind, measured_verdict
 from splitdesk.core.files.recording import Recording, RecordingError, load_recording
 from splitdesk.core.files.scenarios import Scenario, ScenarioError, builtin_scenarios
 from splitdesk.core.run.run_state import RunState
@@ -319,8 +319,8 @@ class Presentation(QObject):
         self._show_caption()
 
     # -- captions ---------------------------------------------------------------------------------
-    def _measured(self, text: str) -> None:
-        self.caption_bar.measured.setText(text)
+    def _measured(self, text: str, kind: VerdictKind = "no-verdict") -> None:
+        self.caption_bar.show_measured(text, kind)
 
     def keys_text(self) -> str:
         """The keys that do something now, as the caption bar names them."""
@@ -370,7 +370,8 @@ class Presentation(QObject):
         if state.ended is not None and state.ended.stopped:
             self._measured("Stopped: nothing measured.")
         else:
-            self._measured(f"Measured: {measured_line(state, diagnose_state(state))}")
+            v = measured_verdict(state, diagnose_state(state))
+            self._measured(f"Measured: {v.text}", v.kind)
         s = self.scenario()
         if s is not None and self.port.stage.driver is self.port.runs:
             recording = self.port.current_recording()

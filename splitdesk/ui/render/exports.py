@@ -32,7 +32,7 @@ from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
-from splitdesk.core.analyse.plain import measured_line
+from splitdesk.core.analyse.plain import measured_verdict
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.run.run_state import RunState
@@ -319,8 +319,8 @@ class ReplayFrames:
     def _measured(self, state: RunState) -> None:
         """At the end, the measured line beside the caption (as presentation mode says it)."""
         if self.look == "present":
-            line = measured_line(state, diagnose_state(state))
-            self.stage.caption.measured.setText(f"Measured: {line}")
+            v = measured_verdict(state, diagnose_state(state))
+            self.stage.caption.show_measured(f"Measured: {v.text}", v.kind)
 
     def settle(self) -> None:
         """Paint what the views have pending (their throttles), now."""
@@ -338,7 +338,7 @@ class ReplayFrames:
         once the run has ended)."""
         self.player.seek(t)
         if not self.player.done:
-            self.stage.caption.measured.setText("")
+            self.stage.caption.show_measured("")
         await asyncio.sleep(0)  # layout requests and deferred updates run
         self.settle()
         return _bgrx(widget_image(self.stage), self.size)

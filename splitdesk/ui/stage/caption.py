@@ -7,7 +7,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from splitdesk.core.analyse.plain import VerdictKind
 from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.wrap import WidowlessLabel
 
 
 class CaptionBar(QFrame):
@@ -19,14 +21,15 @@ class CaptionBar(QFrame):
         self.setObjectName("captionBar")
         self.where = QLabel("")
         self.where.setObjectName("captionWhere")
-        self.caption = QLabel("")
+        self.caption = WidowlessLabel()
         self.caption.setObjectName("caption")
-        self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
-        self.measured = QLabel("")
+        self.measured = WidowlessLabel()  # "11.8" and "s" on one line (ui/common/wrap.py)
         self.measured.setObjectName("measured")
-        self.measured.setWordWrap(True)
         self.measured.setTextFormat(Qt.TextFormat.PlainText)
+        #: the measured line's verdict: only a win is drawn in the "good" colour
+        self.measured_kind: VerdictKind = "no-verdict"
+        self._theme: Theme | None = None
         self.keys = QLabel("Space run · R replay · T chart · ←/→ scenario · +/− size · Esc leave")
         self.keys.setObjectName("captionKeys")
         self.keys.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
@@ -45,13 +48,30 @@ class CaptionBar(QFrame):
         lay.addLayout(top)
         lay.addLayout(row)
 
+    def show_measured(self, text: str, kind: VerdictKind = "no-verdict") -> None:
+        """The measured line (``""`` clears it), green only when ``kind`` is a win
+        (``"sooner"``): "no speed-up" or a failure in the colour of a win would say the
+        opposite of its words."""
+        self.measured.setText(text)
+        if kind != self.measured_kind:
+            self.measured_kind = kind
+            if self._theme is not None:
+                font = self.measured.font()  # a style sheet re-resolves the font: keep it
+                self.measured.setStyleSheet(f"color: {self._measured_color(self._theme)};")
+                self.measured.setFont(font)
+
+    def _measured_color(self, theme: Theme) -> str:
+        return theme.good if self.measured_kind == "sooner" else theme.text
+
     def restyle(self, theme: Theme, scale: float) -> None:
         """Colours and type for ``theme`` at ``scale``."""
+        self._theme = theme
+        self.measured.setStyleSheet("")
         self.setStyleSheet(
             f"QFrame#captionBar {{ background: {theme.panel};"
             f" border-bottom: 2px solid {theme.accent}; }}"
             f"QLabel#caption {{ color: {theme.text}; }}"
-            f"QLabel#measured {{ color: {theme.good}; }}"
+            f"QLabel#measured {{ color: {self._measured_color(theme)}; }}"
             f"QLabel#captionWhere {{ color: {theme.accent}; }}"
             f"QLabel#captionKeys {{ color: {theme.muted}; }}"
         )

@@ -148,10 +148,15 @@ class PaneGrid(QScrollArea):
             return
         spacing = self._grid.spacing()
         # the whole height: the margin that hides a partial row (_fit_rows) decides nothing
-        width = self.viewport().width()
         height = self.viewport().height() + self.viewportMargins().bottom()
+        # The width with no scroll bar, whether one shows now or not: a layout chosen for
+        # the width left beside the bar that needs no bar (or the reverse) would flip the
+        # bar on and off, each flip a resize and a new layout, until the stack overflowed
+        # (a window whose grid was a few pixels either side of two columns crashed).
+        full = self.width() - 2 * self.frameWidth()
+        bar = self.verticalScrollBar().sizeHint().width()
 
-        def shown_at(min_width: int, min_height: int) -> int:
+        def shown_at(width: int, min_width: int, min_height: int) -> int:
             """How many panes are wholly in sight with these minimum sizes."""
             self.min_width, self.min_height = min_width, min_height
             cols = self.columns_for(width, height, len(visible))
@@ -167,12 +172,20 @@ class PaneGrid(QScrollArea):
             modes.append((True, False, header, max(p.compact_height() for p in visible)))
             tight_width = max([self.base_min_width] + [p.tight_min_width() for p in visible])
             modes.append((True, True, tight_width, max(p.tight_height() for p in visible)))
-        best = modes[0]
-        if shown_at(best[2], best[3]) < len(visible):  # a tie: compact, tight, normal
-            order = modes[1:] + modes[:1]
-            best = max(order, key=lambda m: (shown_at(m[2], m[3]), -order.index(m)))
+
+        def choose(width: int) -> tuple[tuple[bool, bool, int, int], int]:
+            best = modes[0]
+            if shown_at(width, best[2], best[3]) < len(visible):  # a tie: compact, tight, normal
+                order = modes[1:] + modes[:1]
+                best = max(order, key=lambda m: (shown_at(width, m[2], m[3]), -order.index(m)))
+            self.min_width, self.min_height = best[2], best[3]
+            return best, self.columns_for(width, height, len(visible))
+
+        best, cols = choose(full)
+        rows = math.ceil(len(visible) / cols)
+        if rows * (best[3] + spacing) - spacing > height:  # it scrolls: the bar takes room
+            best, cols = choose(full - bar)
         compact, tight, self.min_width, self.min_height = best
-        cols = self.columns_for(width, height, len(visible))
         for p in self.panes:
             p.set_compact(compact, tight)
         self.compact, self.tight = compact, tight

@@ -413,6 +413,9 @@ class RequestPane(QFrame):
         self.stats.setObjectName("paneStats")
         opaque_fill(self.stats, theme.panel)  # new figures repaint the label alone
         self.stats.drop_when_narrow = True
+        # the figures drop out of a row too narrow for them, so they ask no width of
+        # their own (a tight row of two panes fits where one with figures would not)
+        self.stats.setMinimumWidth(1)
         self.stats.setFont(ui_font(scale, -0.5))
         stats_row = self._stats_row = QHBoxLayout()
         stats_row.setSpacing(10)
@@ -578,14 +581,14 @@ class RequestPane(QFrame):
         return max(self.state.sizeHint().height(), self.stats.sizeHint().height())
 
     def tight_min_width(self) -> int:
-        """Pixels a tight header row needs: the whole label and the state beside it."""
+        """Pixels a tight header row needs: the whole label and the state beside it. The
+        figures are not counted when they drop out of a row too narrow for them (their
+        tooltip keeps them): two panes side by side, each without figures, show more than
+        one pane with them (two questions at 1280×720 ×1.5 showed one pane and "+1 more")."""
         spacing = self._head.spacing()
-        return (
-            self.header_min_width()
-            + self.state.sizeHint().width()
-            + self.stats.minimumWidth()
-            + 2 * spacing
-        )
+        figures = self.stats.minimumWidth()  # 1 px: they drop when the row is narrow
+        # the state and the figures each add a widget, and a gap, to the row
+        return self.header_min_width() + self.state.sizeHint().width() + figures + 2 * spacing
 
     def compact_height(self) -> int:
         """Height of a compact pane: header, state row and two lines of text."""

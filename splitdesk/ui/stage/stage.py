@@ -455,7 +455,7 @@ class Stage(QWidget):
         server = self._server_snapshot()
         chart_shown = not self.chart.isHidden()
         caption = (self.caption.where.text(), self.caption.caption.text())
-        measured = self.caption.measured.text()
+        measured = (self.caption.measured.text(), self.caption.measured_kind)
         keys = self.caption.keys.text()
         focus = QApplication.focusWidget()
         if focus is not None and self.isAncestorOf(focus):  # keys keep reaching the window
@@ -475,7 +475,7 @@ class Stage(QWidget):
         self.main_split.show()  # now, not at the next turn (as a layout would show it)
         self.caption.where.setText(caption[0])
         self.caption.caption.setText(caption[1])
-        self.caption.measured.setText(measured)
+        self.caption.show_measured(*measured)
         self.caption.keys.setText(keys)
         self.chart.setVisible(chart_shown)
         if self.isVisible():

@@ -37,6 +37,7 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.providers.base import RequestError
 from splitdesk.ui.common.theme import Theme, opaque_fill, ui_font
 from splitdesk.ui.common.throttle import LIVE_TEXT_MS, Throttle
+from splitdesk.ui.common.wrap import WidowlessLabel
 
 
 class SteadyBox(QWidget):
@@ -191,10 +192,12 @@ class SummaryStrip(QFrame):
             " border-radius: 6px; padding: 6px 10px; }"
         )
         self.banner.hide()
-        self.headline = QLabel("Press ▶ Run (Ctrl+Enter) to send the questions both ways.")
-        self.headline.setFont(ui_font(scale, 5, bold=True))
+        # a narrow window wraps it rather than growing; never "(predicted" / "4.5×)" or a
+        # last word alone on a line (ui/common/wrap.py)
+        self.headline = WidowlessLabel()
         self.headline.setTextFormat(Qt.TextFormat.RichText)
-        self.headline.setWordWrap(True)  # a narrow window wraps it rather than growing
+        self.headline.setText("Press ▶ Run (Ctrl+Enter) to send the questions both ways.")
+        self.headline.setFont(ui_font(scale, 5, bold=True))
         #: The headline's box: a new headline as big as the last re-lays out nothing.
         self.headline_box = SteadyBox(self.headline)
         #: The payoff line, second-biggest text on screen: when the last answer appeared
@@ -500,10 +503,8 @@ class SummaryStrip(QFrame):
         ttft = []
         for g, name in ((c, "combined"), (p, "parallel")):
             if g is not None and g.ttft_range_s is not None:
-                lo, hi = g.ttft_range_s
-                ttft.append(
-                    f"{name} {lo:.2f} s" if hi - lo < 0.005 else f"{name} {lo:.2f}–{hi:.2f} s"
-                )
+                low, high = (f"{x:.2f}" for x in g.ttft_range_s)  # one figure if they print alike
+                ttft.append(f"{name} {low} s" if low == high else f"{name} {low}–{high} s")
         if ttft:
             parts.append("TTFT " + " / ".join(ttft))
         read = self._context_read(c, p)

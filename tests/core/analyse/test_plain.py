@@ -104,3 +104,30 @@ def test_the_measured_line_is_the_verdict_with_its_numbers() -> None:
     c, p = s.groups["combined"].makespan_s, s.groups["parallel"].makespan_s
     assert c is not None and p is not None and s.speedup is not None
     assert line == f"Parallel finished {s.speedup:.1f}× sooner: {c:.1f} s against {p:.1f} s"
+
+
+def test_a_rate_limit_counts_the_requests_that_waited_and_asked_again() -> None:
+    """A parallel request answered after a 429 and its Retry-After was refused too: the
+    plain words count it (the rate-limit scenario said "refused 0 of the 5" beside four
+    back-offs on its timeline)."""
+    base = [Req("combined", 0.0, first=0.01, tokens=500)]
+    retried = base + [Req("parallel", 20.0, first=20.01, phase=1) for _ in range(2)]
+    retried += [Req("parallel", 20.0, first=24.01, phase=1, retry_delays=(4.0,)) for _ in range(2)]
+    retried += [Req("parallel", 20.0, first=28.01, phase=1, retry_delays=(4.0, 4.0))]
+    assert words(retried) == (
+        f"The provider refused 3 of the {N} parallel requests (too many at once, 4 refusals "
+        "in all); they waited 16.0 s in all and asked again, so finished later."
+    )
+    both = base + [Req("parallel", 20.0, first=20.01, phase=1) for _ in range(3)]
+    both += [Req("parallel", 20.0, first=24.01, phase=1, retry_delays=(4.0,))]
+    both += [Req("parallel", 20.0, phase=1, status=429)]
+    assert words(both) == (
+        f"The provider refused 2 of the {N} parallel requests (too many at once): 1 waited "
+        "4.0 s in all and asked again, 1 never got an answer."
+    )
+    lost = base + [Req("parallel", 20.0, first=20.01, phase=1) for _ in range(4)]
+    lost += [Req("parallel", 20.0, phase=1, status=429)]
+    assert words(lost) == (
+        f"The provider refused 1 of the {N} parallel requests (too many at once); it never "
+        "got an answer."
+    )

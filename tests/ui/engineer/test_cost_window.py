@@ -67,3 +67,35 @@ async def test_prices_entered_in_the_dialog_persist(make_window: Any) -> None:
     await wait_until(lambda: load_prices(key) is not None, 10, "prices.json written")
     assert load_prices(key) == Prices(input_per_m=0.15, output_per_m=0.6)
     assert window.stage.summary.prices == Prices(input_per_m=0.15, output_per_m=0.6)
+
+
+@pytest.mark.asyncio
+async def test_a_cached_input_price_is_entered_and_kept(make_window: Any) -> None:
+    """The dialog's third box: the cached-input price (issue 24), saved and shown again;
+    at its minimum it says the input price applies and saves none."""
+    from PySide6.QtWidgets import QDialogButtonBox, QDoubleSpinBox
+    from ui.conftest import wait_until
+
+    from splitdesk.core.files.prices import load_prices
+
+    settings = AppSettings(endpoint=EndpointSettings(speed=8.0))
+    window = make_window(settings)
+    key = EngineerMenu.prices_key(settings.endpoint)
+    dialog = window.engineer.edit_prices()
+    boxes = dialog.findChildren(QDoubleSpinBox)
+    assert boxes[2].text() == "same as input"  # nothing entered: no cached price
+    boxes[0].setValue(2.5)
+    boxes[1].setValue(10.0)
+    boxes[2].setValue(1.25)
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
+    want = Prices(input_per_m=2.5, output_per_m=10.0, cached_input_per_m=1.25)
+    await wait_until(lambda: load_prices(key) == want, 10, "prices.json with the cached price")
+    assert window.stage.summary.prices == want
+
+    again = window.engineer.edit_prices()  # opened again: the cached price is there
+    boxes = again.findChildren(QDoubleSpinBox)
+    assert boxes[2].value() == 1.25
+    boxes[2].setValue(boxes[2].minimum())  # back to "same as input"
+    again.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
+    plain = Prices(input_per_m=2.5, output_per_m=10.0)
+    await wait_until(lambda: load_prices(key) == plain, 10, "prices.json without a cached price")

@@ -170,3 +170,39 @@ async def test_cancel_between_two_sweep_runs_starts_no_further_run(make_window: 
     assert len(states) <= 3, "no run after the one being started when Cancel came"
     assert not controller.busy and controller.live is None
     assert "Sweep cancelled after N = 1." in window.statusBar().currentMessage()
+
+
+@pytest.mark.asyncio
+async def test_a_sweep_of_questions_about_one_document_sends_the_document(
+    make_window: Any,
+) -> None:
+    """The set's shared context opens every prompt of the window's sweep, as it does the
+    window's own run and `splitdesk sweep` (it was left out: the sweep measured questions
+    without their document)."""
+    from splitdesk.core.run.questions import Question, QuestionSet
+
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=SPEED)))
+    window.controller.sim_overrides = dict(FAST)
+    document = "HARBOUR STREET LIBRARY AGREEMENT. The library opens at nine. " * 20
+    window.questions.set_question_set(
+        QuestionSet(
+            questions=[Question(text="When does it open?"), Question(text="Who signs it?")],
+            context=document,
+        )
+    )
+    plans: list[Any] = []
+    window.controller.runPlanned.connect(lambda plan, _q: plans.append(plan))
+    session = window.engineer.sweeps.sweep(2)
+    assert session is not None
+    await wait_until(lambda: session.finished, 90, "the two-step sweep with a document ended")
+    assert [(r.step.n, r.step.mode) for r in session.runs] == [
+        (1, "combined"),
+        (1, "parallel"),
+        (2, "combined"),
+        (2, "parallel"),
+    ]
+    assert len(plans) == 4 and all(p.has_context for p in plans)
+    for plan in plans:
+        for r in plan.requests:
+            text = (r.system or "") + r.prompt
+            assert document.strip() in text and r.context_chars == len(document.strip())

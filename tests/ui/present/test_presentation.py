@@ -155,6 +155,7 @@ async def test_a_live_scenario_in_presentation_mode_is_legible(
     )
     # the measured diagnosis beside the caption: core/diagnosis.py's line, not recomputed
     assert p.caption_bar.measured.text() == said(state)
+    assert p.caption_bar.measured_kind == "sooner"  # a win, in the colour of a win
     # engineer detail hidden: no prediction outlines, no predicted figures
     assert window.stage.look == "present"
     assert not window.stage.timeline.show_predictions and not window.stage.summary.show_predictions
@@ -270,6 +271,7 @@ async def test_every_key_drives_the_window(window_sized: Any) -> None:
     (state,) = await stopped
     assert state.ended is not None and state.ended.stopped and p.active
     assert p.caption_bar.measured.text() == "Stopped: nothing measured."
+    assert p.caption_bar.measured_kind == "no-verdict"  # not in the colour of a win
     key(window, Qt.Key.Key_Escape)  # now Esc leaves
     assert not p.active
 

@@ -26,6 +26,7 @@ async def test_cold_as_scheduled_from_the_engineer_menu(make_window: Any) -> Non
     assert all(t.connect_s is not None and t.connect_s > 0 for t in state.requests)
     # how the client sent is an engineer's detail, beside the figures, not in the verdict
     assert "client: cold · as scheduled" in window.stage.summary.details.text()
+    assert window.stage.summary.details.text().count("client:") == 1  # said once
     assert "client:" not in window.stage.summary.headline.text()
     assert "Parallel finished" in window.stage.summary.headline.text()
     await wait_until(lambda: bool(entries), 30, "the run's recording")

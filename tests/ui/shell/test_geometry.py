@@ -523,3 +523,48 @@ async def test_dependent_questions_leave_no_empty_parallel_column(
     window.controller.runPlanned.emit(side, questions)
     await settled(window)
     assert right.isVisible() and len(window.stage.grid.panes) == 2
+
+
+@pytest.fixture(scope="module")
+def sim_single_slot() -> Iterator[Any]:
+    """The built-in endpoint with one slot (short answers, 8×): its summary says the most
+    (the plain words, the Why line, the one-after-another offer), leaving the panes least."""
+    from splitdesk.sim.launcher import start_sim
+
+    sim = start_sim("single-slot", {"speed": 8, "answer_tokens": 24})
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize(("size", "scale"), SIZES[1:3], ids=lambda v: str(v))
+async def test_a_few_questions_under_the_tallest_summary_are_all_in_sight(
+    sim_single_slot: Any, window_at: Any, size: tuple[int, int], scale: float, n: int
+) -> None:
+    """Two parallel panes fit side by side even when the summary under them takes most of
+    the height (a single-slot run at 1280×720 ×1.5 showed one pane, wide, and "+1 more ↓
+    scroll" beside empty room for the other); three are whole or reachable. A grid a few
+    pixels either side of two columns lays out once (its scroll bar flipping on and off
+    had re-laid it out until the stack overflowed)."""
+    questions = question_set(n).texts
+    plan = make_plan("side-by-side", questions, CombinedTemplate(), None)
+    events: list[RunEvent] = []
+    endpoint = EndpointConfig(sim_single_slot.openai_base_url, "openai-chat", "splitdesk-sim")
+    await Runner(RunConfig(endpoint), events.append).run(questions, plan)
+    qs = question_set(n)
+    window = window_at(size, scale, AppSettings(question_set=qs))
+    await replay_into(window, plan, questions, events)
+    assert "one request at a time" in window.stage.summary.headline.text()
+    labels = [question_label(q.text, q.title) for q in qs.questions]
+    check_grid(window, n, labels)  # three: what does not fit is reachable, visibly
+    if n == 2:  # two panes fit side by side at both sizes: both in sight
+        assert window.stage.grid.hidden_panes() == [], "a parallel pane out of sight"
+    check_summary(window)
+    # every width around it, in steps of 3 px, lays out once and stays consistent
+    for width in range(size[0] - 60, size[0] + 1, 3):
+        window.resize(width, size[1])
+        await settled(window)
+        check_grid(window, n, labels)
