@@ -105,14 +105,15 @@ async def test_live_run_ends_with_the_picture_its_events_give_at_once(make_windo
     (plan, questions) = planned[-1]
     state = RunState()
     other.stage.client_note = window.stage.client_note  # how the live run was sent
-    # what the live run measured of splitdesk's own CPU (not in the events: a replay gets
-    # it from the recording's client_cpu); on a busy machine the details line says it
-    other.stage.observe(window.stage.summary.observer)
     other.stage.plan(plan, questions, other.questions.labels())  # as the window plans it
     other.stage.bind(state)
     other.stage.predictions(predictions[-1])
     for event in events:
         state.apply(event)
+    # what the live run measured of splitdesk's own CPU (no event holds it: a replay sets
+    # it from the recording's client_cpu before the end, as here); on a busy machine the
+    # details line says it
+    other.stage.observe(window.stage.summary.observer)
     other.stage.finish(state)
     at_once = await settled(other)
     for key in live:
