@@ -72,6 +72,14 @@ class EndFollower(QObject):
         if self.following and not self._timer.isActive():
             self._timer.start()
 
+    def flush(self) -> None:
+        """Put the view at its end now if a range change is waiting for the next turn (a
+        picture taken in this turn — an exported frame — shows the end, not the text the
+        view held before)."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self._follow()
+
     def _follow(self) -> None:
         if not self.following or end_in_sight(self.view):  # streaming text: already there
             return

@@ -27,15 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QEvent, QIODevice, Qt
 from PySide6.QtGui import QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
-from splitdesk.core.analyse.plain import measured_verdict
+from splitdesk.core.analyse.plain import VerdictKind, measured_verdict
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.run.run_state import RunState
+from splitdesk.ui.common.follow_end import EndFollower
 from splitdesk.ui.common.theme import Theme, dress, present_scale, present_theme, ui_font
 from splitdesk.ui.render import svg_fix
 from splitdesk.ui.render.encoders import (
@@ -301,6 +302,7 @@ class ReplayFrames:
         stage = Stage(theme, scale, look)
         dress(stage, theme, scale)
         stage.set_idle_text("")
+        stage.grid.scrolls = False  # a clip cannot be scrolled: "+2 more not shown"
         where, text = caption or (recording.describe(), recording.title)
         stage.caption.where.setText(where)
         stage.caption.caption.setText(text)
@@ -313,6 +315,16 @@ class ReplayFrames:
         self.look: Look = look
         self.player = StagePlayer(stage, recording, run)
         self.player.finished.connect(self._measured)
+        #: the measured line the end will show, held (undrawn) from the first frame so the
+        #: caption bar has its final height throughout: nothing moves when it appears
+        self._end: tuple[str, VerdictKind] | None = None
+        if look == "present":
+            final = RunState()
+            for ev in recording.runs[run].events:
+                final.apply(ev)
+            if final.ended is not None:
+                v = measured_verdict(final, diagnose_state(final))
+                self._end = (f"Measured: {v.text}", v.kind)
         self.player.start_paused()
         self.duration = self.player.duration
 
@@ -338,9 +350,20 @@ class ReplayFrames:
         once the run has ended)."""
         self.player.seek(t)
         if not self.player.done:
-            self.stage.caption.show_measured("")
-        await asyncio.sleep(0)  # layout requests and deferred updates run
+            if self._end is not None:
+                self.stage.caption.show_measured(*self._end, hidden=True)
+            else:
+                self.stage.caption.show_measured("")
+        await asyncio.sleep(0)  # deferred updates run
         self.settle()
+        # every layout this frame changed, done before the picture: a label's new text
+        # (the measured line, a pane's end) re-lays its parents only when the posted
+        # LayoutRequest is handled, and a frame grabbed before that showed the caption
+        # bar cut and text half-scrolled
+        for _ in range(3):
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+            for follower in self.stage.findChildren(EndFollower):  # text views at their end
+                follower.flush()
         return _bgrx(widget_image(self.stage), self.size)
 
     def dispose(self) -> None:

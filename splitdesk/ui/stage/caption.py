@@ -29,6 +29,7 @@ class CaptionBar(QFrame):
         self.measured.setTextFormat(Qt.TextFormat.PlainText)
         #: the measured line's verdict: only a win is drawn in the "good" colour
         self.measured_kind: VerdictKind = "no-verdict"
+        self._measured_hidden = False
         self._theme: Theme | None = None
         self.keys = QLabel("Space run · R replay · T chart · ←/→ scenario · +/− size · Esc leave")
         self.keys.setObjectName("captionKeys")
@@ -48,19 +49,25 @@ class CaptionBar(QFrame):
         lay.addLayout(top)
         lay.addLayout(row)
 
-    def show_measured(self, text: str, kind: VerdictKind = "no-verdict") -> None:
+    def show_measured(
+        self, text: str, kind: VerdictKind = "no-verdict", hidden: bool = False
+    ) -> None:
         """The measured line (``""`` clears it), green only when ``kind`` is a win
         (``"sooner"``): "no speed-up" or a failure in the colour of a win would say the
-        opposite of its words."""
+        opposite of its words. ``hidden``: laid out but not drawn (a clip keeps the room
+        its end will take from its first frame, so nothing moves when the verdict
+        appears)."""
         self.measured.setText(text)
-        if kind != self.measured_kind:
-            self.measured_kind = kind
+        if (kind, hidden) != (self.measured_kind, self._measured_hidden):
+            self.measured_kind, self._measured_hidden = kind, hidden
             if self._theme is not None:
                 font = self.measured.font()  # a style sheet re-resolves the font: keep it
                 self.measured.setStyleSheet(f"color: {self._measured_color(self._theme)};")
                 self.measured.setFont(font)
 
     def _measured_color(self, theme: Theme) -> str:
+        if self._measured_hidden:
+            return "transparent"
         return theme.good if self.measured_kind == "sooner" else theme.text
 
     def restyle(self, theme: Theme, scale: float) -> None:

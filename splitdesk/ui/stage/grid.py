@@ -50,6 +50,9 @@ class PaneGrid(QScrollArea):
         self.min_height = int(125 * scale)
         self.compact = False
         self.tight = False
+        #: Whoever sees the grid can scroll it (False in an exported picture or clip: the
+        #: note then says how many panes are not shown, not where to scroll).
+        self.scrolls = True
         #: "+11 more ↓" while panes are scrolled out of sight (placed by the window).
         self.more_label = QLabel("")
         self.more_label.setObjectName("more")
@@ -260,7 +263,10 @@ class PaneGrid(QScrollArea):
         top = self._shown_rect().top()
         above = sum(1 for p in hidden if self._readable_part(p).top() < top)
         arrow = "↓" if not above else "↑" if above == len(hidden) else "↕"
-        self.more_label.setText(f"+{len(hidden)} more {arrow} scroll" if hidden else "")
+        if not self.scrolls:  # a picture or a clip: nobody can scroll it
+            self.more_label.setText(f"+{len(hidden)} more not shown" if hidden else "")
+        else:
+            self.more_label.setText(f"+{len(hidden)} more {arrow} scroll" if hidden else "")
         self.more_label.setVisible(bool(hidden))
 
     def resizeEvent(self, event: QResizeEvent) -> None:

@@ -130,3 +130,46 @@ async def test_cancel_leaves_no_file_and_caps_are_enforced(qtbot: object, tmp_pa
         with pytest.raises(EncodeError, match=message):
             await render_animation(recording, path, opts, DARK)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.asyncio
+async def test_every_frame_of_a_clip_is_whole_and_nothing_moves_at_its_end(qtbot: object) -> None:
+    """A clip's frames are taken with every layout done: the caption bar has its final
+    height from the first frame (the measured line is held, undrawn, until the end), the
+    measured line is whole in the last frame (it was cut there), every pane's text view
+    shows its end, and the grid's note says how many panes are not shown (a clip cannot
+    be scrolled)."""
+    from splitdesk.core.files.scenarios import builtin_scenarios
+    from splitdesk.ui.common.follow_end import end_in_sight
+
+    recording = load_recording(BATCHING)
+    scene = builtin_scenarios()["batching"]
+    frames = ReplayFrames(recording, 0, (960, 540), DARK, caption=("1 / 11 · x", scene.caption))
+    try:
+        caption = frames.stage.caption
+        heights = []
+        for k in range(0, 9):
+            t = frames.duration * k / 8
+            await frames.frame(t)
+            heights.append(caption.height())
+            drawn = caption.measured.grab().toImage()
+            ink = {
+                drawn.pixelColor(x, y).name()
+                for x in range(0, drawn.width(), 3)
+                for y in range(0, drawn.height(), 3)
+            }
+            done = frames.player.done
+            assert (len(ink) > 2) == done, f"the measured line drawn at {t:.1f} s: {done}"
+            for pane in frames.stage.panes.values():
+                if pane.isVisible() and pane.text.toPlainText():
+                    assert end_in_sight(pane.text), f"{pane.badge.text()} not at its end"
+        assert len(set(heights)) == 1, f"the caption bar's height changed: {heights}"
+        m = caption.measured
+        assert m.text().startswith("Measured: Parallel finished")
+        assert m.height() >= m.heightForWidth(m.width()), "the measured line cut"
+        grid = frames.stage.grid
+        hidden = grid.hidden_panes()
+        assert hidden, "at 960×540 five panes do not all fit: the note is tested"
+        assert grid.more_label.text() == f"+{len(hidden)} more not shown"
+    finally:
+        frames.dispose()
