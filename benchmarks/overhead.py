@@ -104,14 +104,20 @@ async def engine_state(url: str, question: str, max_tokens: int) -> int:
 
 class _CountingPipe:
     """The engine's stdout stand-in: an asyncio pipe to ``/dev/null`` that counts the
-    text events among the lines written (the count is charged to the engine)."""
+    text events among the lines written (the count is charged to the engine). Text events
+    travel as rows of ``{"run":1,"texts":[[t,req,"text",false],…]}`` lines (``TextsLine``),
+    one alone as an event line (``"kind":"text"``); a row ends ``",false]`` or ``",true]``
+    (a text holding that would be counted twice: :func:`main` checks every variant read
+    the same number of events, so a miscount stops the run)."""
 
     def __init__(self, inner: asyncio.WriteTransport) -> None:
         self.inner = inner
         self.texts = 0
 
     def write(self, data: bytes) -> None:
-        self.texts += data.count(b'"kind":"text"')
+        self.texts += (
+            data.count(b'"kind":"text"') + data.count(b'",false]') + data.count(b'",true]')
+        )
         self.inner.write(data)
 
 

@@ -210,3 +210,24 @@ def test_ctrl_c_keeps_the_finished_runs_and_exits_130(tmp_path: Path) -> None:
     assert doc.runs[0].mode == "combined"
     assert all(r.error is None and r.e2e_s is not None for r in doc.runs[0].requests)
     assert "Combined request:" in stdout
+
+
+def test_each_run_says_what_splitdesk_s_own_processes_cost(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An engineer checks an observer effect after the fact: every run of the bench JSON
+    carries ``client_cpu`` — the engine's (bench's own process) and the built-in
+    endpoint's CPU seconds and share of a core over that run, and the machine's load."""
+    code, doc, _ = bench(["--mode", "all", "--sim-param", "speed=4"], capsys)
+    assert code == 0
+    for run in doc["runs"]:
+        cpu = run["client_cpu"]
+        assert cpu["wall_s"] >= 0.9 * run["wall_s"], (cpu, run["wall_s"])  # the run's span
+        assert cpu["cpus"] >= 1
+        engine, endpoint = cpu["processes"]["engine"], cpu["processes"]["endpoint"]
+        assert engine["cpu_s"] > 0 and endpoint["cpu_s"] > 0, cpu  # both worked the run
+        for p in (engine, endpoint):
+            assert p["share"] == pytest.approx(p["cpu_s"] / cpu["wall_s"], abs=0.01)
+        assert "window" not in cpu["processes"]  # bench has none
+        if cpu["machine_busy"] is not None:  # /proc/stat (Linux)
+            assert 0 < cpu["machine_busy"] <= 1

@@ -56,6 +56,7 @@ from splitdesk.core.files.recording import (
     save_recording,
 )
 from splitdesk.core.files.report import BenchRun, bench_document, endpoint_info
+from splitdesk.core.measure.client_cpu import ClientCpu, CpuReading
 from splitdesk.core.measure.loop_lag import LoopLag
 from splitdesk.core.measure.netenv import NetworkSetupError, client_settings, environment_problems
 from splitdesk.core.measure.runner import (
@@ -289,9 +290,14 @@ async def _bench(
     err: TextIO,
     runs: list[BenchRun],
     interrupt: Interrupt | None = None,
+    sim_pid: int | None = None,
 ) -> list[BenchRun]:
     interrupt = interrupt or Interrupt()
     config = opts.run_config(endpoint)
+    # splitdesk's own CPU per run (core/measure/client_cpu.py): the engine is this process
+    pids: dict[str, int | None] = {"engine": None}
+    if sim_pid is not None:
+        pids["endpoint"] = sim_pid
     first = True
     for k in range(-opts.warmup, opts.repeat):  # k < 0: warm-up rounds, discarded
         for mode in mode_order(modes_of(opts.mode), k):
@@ -323,7 +329,9 @@ async def _bench(
                 return runs
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
-            run = await _measure(opts, config, plan, sim_root, mode, k, predicted, preds, interrupt)
+            run = await _measure(
+                opts, config, plan, sim_root, mode, k, predicted, preds, interrupt, pids
+            )
             if k >= 0 and run.disturbed and not _stopped(run.state) and not interrupt.requested():
                 # a run the machine distorted is measured once more (a fresh nonce: no
                 # prefix cached by the first); the note keeps why
@@ -338,7 +346,7 @@ async def _bench(
                     )
                     plan = with_nonce(fresh, new_nonce())
                 again = await _measure(
-                    opts, config, plan, sim_root, mode, k, predicted, preds, interrupt
+                    opts, config, plan, sim_root, mode, k, predicted, preds, interrupt, pids
                 )
                 again.remeasured = run.disturbed
                 run = again
@@ -366,13 +374,17 @@ async def _measure(
     predicted: float | None,
     preds: list[PredictedRequest] | None,
     interrupt: Interrupt | None = None,
+    pids: dict[str, int | None] | None = None,
 ) -> BenchRun:
-    """One measured run of ``plan`` as a :class:`BenchRun` (lateness measured, the
-    prediction dropped with its note when the rate limit makes it meaningless)."""
+    """One measured run of ``plan`` as a :class:`BenchRun` (lateness measured, splitdesk's
+    own CPU over it for the processes ``pids`` names, the prediction dropped with its note
+    when the rate limit makes it meaningless)."""
     state = RunState()
     if opts.record_path:
         keep_events(state)  # every event with its time, for --record
+    cpu0 = CpuReading.now(pids or {"engine": None})
     late = await run_on_schedule(config, state, opts.questions, plan, sim_root, interrupt)
+    cpu = ClientCpu.between(cpu0, CpuReading.now(pids or {"engine": None}))
     note = None
     if predicted is not None and prediction_ignores_rate_limit(preds, state.requests):
         predicted, note = None, RATE_LIMIT_NOTE  # an idle server's figure, no 429s
@@ -385,6 +397,7 @@ async def _measure(
         late.endpoint_slip_s,
         predicted=tuple(preds or ()),
         client_lag_s=late.client_lag_s,
+        client_cpu=cpu,
     )
 
 
@@ -434,7 +447,9 @@ def run_bench(
             interrupt.install()  # Ctrl-C stops at once, keeping what finished
             try:
                 ep = resolved[0] = await with_model(endpoint, err, "bench")
-                await _bench(opts, ep, sim.url if sim else None, err or sys.stderr, runs, interrupt)
+                sim_pid = getattr(sim, "pid", None) if sim is not None else None
+                url = sim.url if sim else None
+                await _bench(opts, ep, url, err or sys.stderr, runs, interrupt, sim_pid)
                 # no further traffic after Ctrl-C: the limit is asked only of a whole bench
                 found = await interrupt.wait(configured_limit(runs, ep))
                 if found is not None:

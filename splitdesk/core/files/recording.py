@@ -71,6 +71,7 @@ from splitdesk import __version__
 from splitdesk.core.analyse.metrics import request_metrics, summarize
 from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.files.atomic import write_atomic
+from splitdesk.core.measure.client_cpu import ClientCpu, ProcessCpu
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
 from splitdesk.core.run.events import (
@@ -110,7 +111,8 @@ FORMAT = "splitdesk-recording"
 #: predictions' prompt and cached tokens, queue and prefill times, and the bounds of
 #: core/run/limits.py. Version 3 = version 2 plus ``connection`` events (a warm
 #: connection's set-up: :class:`~splitdesk.core.run.events.ConnectionOpened`), which a
-#: version-2 reader refused as an unknown event kind; a newer reader drops them.
+#: version-2 reader refused as an unknown event kind (a newer reader drops them), and
+#: ``runs[].client_cpu`` (splitdesk's own CPU over a window run: :class:`ClientCpuRecord`).
 FORMAT_VERSION = 3
 SUFFIX = ".splitdesk.json"
 GZ_SUFFIX = ".splitdesk.json.gz"
@@ -257,6 +259,42 @@ Event = Annotated[
 ]
 
 
+class ProcessCpuRecord(_Strict):
+    """One process's CPU over a run (:class:`~splitdesk.core.measure.client_cpu.ProcessCpu`)."""
+
+    cpu_s: float = Field(ge=0)
+    share: float = Field(ge=0)
+
+
+class ClientCpuRecord(_Strict):
+    """splitdesk's own CPU over a run (:class:`~splitdesk.core.measure.client_cpu.ClientCpu`,
+    its ``to_json``) and whether the endpoint ran on this machine: a replay says what the
+    live run said about its observer effect."""
+
+    wall_s: float = Field(ge=0)
+    cpus: int = Field(ge=1)
+    machine_busy: float | None = Field(None, ge=0, le=1)
+    processes: dict[str, ProcessCpuRecord | None] = Field(default_factory=dict)
+    local_endpoint: bool = False
+
+    @classmethod
+    def of(cls, cpu: ClientCpu, local_endpoint: bool) -> ClientCpuRecord:
+        """The record of ``cpu`` (rounded as the bench JSON rounds it)."""
+        return cls.model_validate(cpu.to_json() | {"local_endpoint": local_endpoint})
+
+    def figures(self) -> ClientCpu:
+        """The figures again."""
+        return ClientCpu(
+            self.wall_s,
+            {
+                name: None if p is None else ProcessCpu(p.cpu_s, p.share)
+                for name, p in self.processes.items()
+            },
+            self.cpus,
+            self.machine_busy,
+        )
+
+
 class RunRecord(_Strict):
     """One run: its events in arrival order and what goes with them.
 
@@ -265,7 +303,8 @@ class RunRecord(_Strict):
     ``predictions``: the cost model's, one per request, or ``None``; ``figures``: the
     figures at save time (:func:`figures_of`), for readers of the file; ``server``: the
     server's own ``/metrics`` samples while the run went (running, waiting, KV use), or
-    ``None`` (not polled, nothing published, or a file older than the field).
+    ``None`` (not polled, nothing published, or a file older than the field);
+    ``client_cpu``: splitdesk's own CPU over the run (window runs; ``None`` in older files).
     """
 
     label: str
@@ -276,6 +315,7 @@ class RunRecord(_Strict):
     predictions: list[PredictionRecord] | None = None
     figures: dict[str, Any] = Field(default_factory=dict)
     server: ServerSeriesRecord | None = None
+    client_cpu: ClientCpuRecord | None = None
 
     @property
     def duration_s(self) -> float:
@@ -427,6 +467,7 @@ def run_record(
     repeat: int = 0,
     predictions: Sequence[Any] | None = None,
     server: ServerSeriesRecord | None = None,
+    client_cpu: ClientCpuRecord | None = None,
 ) -> RunRecord:
     """A :class:`RunRecord` of ``events`` (the run's whole event list, in the order they
     were applied to ``state``). ``predictions``: objects with the fields of
@@ -447,12 +488,13 @@ def run_record(
         predictions=preds,
         figures=figures_of(state),
         server=server,
+        client_cpu=client_cpu,
     )
 
 
 class EventLog:
     """Keeps every event a :class:`RunState` applies, for a recording: subscribe
-    :meth:`append` (``state.subscribe(log.append)``) before the first event."""
+    :meth:`extend` (``state.subscribe_batch(log.extend)``) before the first event."""
 
     def __init__(self) -> None:
         self.events: list[RunEvent] = []
@@ -463,6 +505,12 @@ class EventLog:
             self.started_at = datetime.now(UTC)
         self.events.append(event)
 
+    def extend(self, events: Sequence[RunEvent]) -> None:
+        """Keep ``events`` (a batch :meth:`RunState.apply_all` applied), in order."""
+        if events and not self.events:
+            self.started_at = datetime.now(UTC)
+        self.events.extend(events)
+
 
 _LOGS: weakref.WeakKeyDictionary[RunState, EventLog] = weakref.WeakKeyDictionary()
 
@@ -471,7 +519,7 @@ def keep_events(state: RunState) -> EventLog:
     """Keep every event ``state`` applies from now on (call it before the first); the log
     is found again with :func:`events_of` for as long as the state lives."""
     log = EventLog()
-    state.subscribe(log.append)
+    state.subscribe_batch(log.extend)
     _LOGS[state] = log
     return log
 
@@ -614,7 +662,8 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 only added an event kind (``connection``): nothing to change."""
+    """Version 3 only added an event kind (``connection``) and ``runs[].client_cpu``
+    (optional, ``None`` when absent): nothing to change."""
     return data
 
 

@@ -32,6 +32,7 @@ from splitdesk.core.analyse.predict import (
     predicted_makespan,
     prediction_ignores_rate_limit,
 )
+from splitdesk.core.measure.client_cpu import ClientCpu
 from splitdesk.core.run.run_state import RequestTrace, RunState
 
 
@@ -63,6 +64,11 @@ class BenchRun:
     #: Why an earlier measurement of this mode and repeat was dropped and this one taken
     #: instead (:func:`~splitdesk.core.analyse.disturbance.disturbed_reason`), or ``None``.
     remeasured: str | None = None
+
+    #: splitdesk's own CPU over this run (:mod:`splitdesk.core.measure.client_cpu`): the
+    #: engine (bench's own process), the built-in endpoint, the machine's load; ``None``
+    #: when not measured (a window recording).
+    client_cpu: ClientCpu | None = None
 
     @property
     def disturbed(self) -> str | None:
@@ -248,6 +254,9 @@ def run_json(run: BenchRun) -> dict[str, Any]:
         "disturbed": run.disturbed,
         "remeasured": run.remeasured,
         "stopped": bool(run.state.ended and run.state.ended.stopped),
+        # splitdesk's own CPU meanwhile, per process, and the machine's load: an observer
+        # effect can be checked after the fact (core/measure/client_cpu.py)
+        "client_cpu": run.client_cpu.to_json() if run.client_cpu is not None else None,
     }
 
 

@@ -4,7 +4,8 @@ Painting dozens of panes on the GUI thread delays whatever else runs on that thr
 loop by milliseconds; timestamps taken there would carry that delay. Two ways out:
 
 * :class:`EngineProcess` (what the window uses): the engine in its own process, events
-  back as JSON lines, typed and validated (:mod:`splitdesk.core.measure.engine_protocol`).
+  back as JSON lines (a few milliseconds of text events in one), typed and validated
+  (:mod:`splitdesk.core.measure.engine_protocol`).
   Nothing the window does can delay a stamp: own interpreter, own GIL.
 * :class:`EngineThread`: a daemon thread with its own asyncio loop. Enough when the
   process has little else to do (benchmarks, tests); under heavy painting the GUI thread
@@ -38,6 +39,7 @@ from splitdesk.core.measure.engine_protocol import (
     Ready,
     ReleaseCommand,
     RunCommand,
+    TextsLine,
     decode_line,
     encode,
 )
@@ -245,7 +247,9 @@ class EngineProcess:
             run = self._runs.get(message.run)
             if run is None:
                 continue
-            if isinstance(message, EndLine):
+            if isinstance(message, TextsLine):  # a few milliseconds of text events
+                run.events.extend(message.events())
+            elif isinstance(message, EndLine):
                 if message.raw:  # RunConfig.capture_raw: for the stream inspector
                     with contextlib.suppress(ValueError):
                         run.raw = decode_raw(message.raw)

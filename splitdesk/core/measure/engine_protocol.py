@@ -7,9 +7,11 @@ The window (:class:`splitdesk.core.measure.engine.EngineProcess`) and the engine
   "config": …, "questions": […], "plan": …, "gated": true}``), :class:`ReleaseCommand`
   and :class:`CancelCommand` (``{"cmd": "release"|"cancel", "run": 1}``);
 * lines, engine → window (stdout): :class:`Ready` once (``{"ready": true}``), then per
-  run :class:`EventLine` (``{"run": 1, "event": {"kind": "text", …}}``, one run event of
-  :mod:`splitdesk.core.run.events`) and :class:`EndLine` (``{"run": 1, "end": true, "error":
-  null}``) when it is over.
+  run :class:`EventLine` (``{"run": 1, "event": {"kind": "request_sent", …}}``, one run
+  event of :mod:`splitdesk.core.run.events`), :class:`TextsLine` (``{"run": 1, "texts":
+  [[t, req, "text", reasoning], …]}``: the text events of a few milliseconds, in order, as
+  rows — the event of every token, thousands a second, in one line and one validation)
+  and :class:`EndLine` (``{"run": 1, "end": true, "error": null}``) when it is over.
 
 Both directions go through :data:`COMMAND` / :data:`LINE` (pydantic ``TypeAdapter`` s):
 ``dump`` on one side, ``validate_json`` on the other, so a field renamed on one side fails
@@ -70,10 +72,13 @@ __all__ = [
     "Ready",
     "ReleaseCommand",
     "RunCommand",
+    "TextsLine",
     "decode_command",
     "decode_line",
     "encode",
     "encode_event",
+    "encode_text_row",
+    "texts_line",
 ]
 
 
@@ -166,6 +171,22 @@ class EventLine(_Message):
         return event_to_json(event)
 
 
+class TextsLine(_Message):
+    """Text events of run ``run`` in arrival order, one row each: ``(t, req, text,
+    reasoning)`` — the fields of :class:`~splitdesk.core.run.events.TextReceived`. The
+    engine sends the text events of a few milliseconds as one line (:func:`texts_line`):
+    one pipe write, one read and one validation for dozens of token events, and no
+    per-event object but the event itself on the window's side (:meth:`events`). Events
+    of other kinds travel as :class:`EventLine` between batches, so a run's order holds."""
+
+    run: int
+    texts: list[tuple[float, int, str, bool]]
+
+    def events(self) -> list[TextReceived]:
+        """The rows as :class:`~splitdesk.core.run.events.TextReceived` events, in order."""
+        return [TextReceived(t, req, text, reasoning) for t, req, text, reasoning in self.texts]
+
+
 class EndLine(_Message):
     """Run ``run`` is over; ``error``: why it broke, when it did (shown to the user)."""
 
@@ -181,15 +202,20 @@ def _line_kind(value: Any) -> str:
     if isinstance(value, dict):
         if "ready" in value:
             return "ready"
+        if "texts" in value:
+            return "texts"
         return "end" if "end" in value else "event"
     if isinstance(value, Ready):
         return "ready"
+    if isinstance(value, TextsLine):
+        return "texts"
     return "end" if isinstance(value, EndLine) else "event"
 
 
 Line = Annotated[
     Annotated[Ready, Tag("ready")]
     | Annotated[EventLine, Tag("event")]
+    | Annotated[TextsLine, Tag("texts")]
     | Annotated[EndLine, Tag("end")],
     Discriminator(_line_kind),
 ]
@@ -225,7 +251,7 @@ def decode_line(data: bytes | str) -> Line:
 
 
 def encode(
-    message: RunCommand | ReleaseCommand | CancelCommand | Ready | EventLine | EndLine,
+    message: RunCommand | ReleaseCommand | CancelCommand | Ready | EventLine | TextsLine | EndLine,
 ) -> bytes:
     """One message as a JSON line body (no newline)."""
     return message.__pydantic_serializer__.to_json(message)
@@ -263,3 +289,35 @@ def encode_event(run: int, event: RunEvent) -> bytes:
         except (UnicodeEncodeError, TypeError):
             pass
     return encode(EventLine(run=run, event=event))
+
+
+_TEXT_ROW = "[%r,%d,%s,%s]"
+
+
+def encode_text_row(event: RunEvent) -> bytes | None:
+    """One row of a :class:`TextsLine` for ``event`` (``[t,req,"text",reasoning]``, the
+    text JSON-escaped as :func:`encode_event` escapes it), or ``None`` when it cannot be
+    one: another kind of event, a time that is not finite, or a text that is not valid
+    Unicode (a lone surrogate) — send those with :func:`encode_event`, which fails on a
+    lone surrogate as pydantic does."""
+    if type(event) is TextReceived and type(event.req) is int and math.isfinite(event.t):
+        try:
+            return (
+                _TEXT_ROW
+                % (
+                    event.t,
+                    event.req,
+                    _json_text(event.text),
+                    "true" if event.reasoning else "false",
+                )
+            ).encode()
+        except (UnicodeEncodeError, TypeError):
+            return None
+    return None
+
+
+def texts_line(run: int, rows: list[bytes]) -> bytes:
+    """The :class:`TextsLine` of run ``run`` holding ``rows`` (from
+    :func:`encode_text_row`, in order), as a line body (no newline); it decodes as
+    ``TextsLine(run=run, texts=…)``."""
+    return b'{"run":%d,"texts":[%s]}' % (run, b",".join(rows))

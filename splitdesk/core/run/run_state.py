@@ -10,7 +10,7 @@ throttle.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -144,13 +144,19 @@ class RequestTrace:
 
 
 Listener = Callable[[RunEvent], None]
+#: Called once per batch of events (:meth:`RunState.apply_all`), after all of it is applied.
+BatchListener = Callable[[Sequence[RunEvent]], None]
 
 
 class RunState:
     """The state of one run, built by :meth:`apply`-ing its events in order.
 
     ``requests[i]`` is request ``i``'s :class:`RequestTrace`. Subscribe with
-    :meth:`subscribe`; listeners get every event after it has been applied.
+    :meth:`subscribe`; listeners get every event after it has been applied. A view that
+    only needs to know *that* something changed subscribes with :meth:`subscribe_batch`:
+    it is called once per :meth:`apply_all` (a live run's drain: a frame's events, dozens
+    to hundreds at 64 streams) with the events, after all of them are applied — not once
+    per token.
     """
 
     def __init__(self) -> None:
@@ -160,6 +166,7 @@ class RunState:
         self.ended: RunEnded | None = None
         self.events_applied = 0
         self._listeners: list[Listener] = []
+        self._batch_listeners: list[BatchListener] = []
         #: Where "now" is, in seconds since the run's origin, for views that draw a run
         #: still in progress: ``None`` reads the monotonic clock (a live run); a replay
         #: sets its playback position here.
@@ -169,6 +176,14 @@ class RunState:
         """Call ``listener(event)`` after each applied event; returns an unsubscribe function."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def subscribe_batch(self, listener: BatchListener) -> Callable[[], None]:
+        """Call ``listener(events)`` after each batch of events is applied (one event for
+        :meth:`apply`); returns an unsubscribe function."""
+        self._batch_listeners.append(listener)
+        return lambda: (
+            self._batch_listeners.remove(listener) if listener in self._batch_listeners else None
+        )
 
     def group(self, group: Group) -> list[RequestTrace]:
         """The requests of ``group``, in index order."""
@@ -199,6 +214,40 @@ class RunState:
             self.requests[req].version += 1
         for listener in list(self._listeners):
             listener(event)
+        for batch_listener in list(self._batch_listeners):
+            batch_listener((event,))
+
+    def apply_all(self, events: Sequence[RunEvent]) -> None:
+        """:meth:`apply` each of ``events`` in order (each event's listeners as it is
+        applied), then tell the batch listeners once. Raises as :meth:`apply`; the events
+        before the bad one stay applied and the batch listeners hear of them."""
+        if not events:
+            return
+        done = 0
+        try:
+            for event in events:
+                if type(event) is TextReceived:  # the hot path: a token, checked inline
+                    if not 0 <= event.req < len(self.requests):
+                        self._check_req(event, event.req)
+                    self._apply(event)
+                    self.requests[event.req].version += 1
+                else:
+                    req = getattr(event, "req", None)
+                    if req is not None and not isinstance(event, RequestPlanned):
+                        self._check_req(event, req)
+                    self._apply(event)
+                    if req is not None:
+                        self.requests[req].version += 1
+                self.events_applied += 1
+                done += 1
+                if self._listeners:
+                    for listener in list(self._listeners):
+                        listener(event)
+        finally:
+            if done:
+                applied = events if done == len(events) else events[:done]
+                for batch_listener in list(self._batch_listeners):
+                    batch_listener(applied)
 
     def _check_req(self, ev: RunEvent, req: int) -> None:
         """Raise ``IndexError`` unless request ``req`` was planned (a negative index too:

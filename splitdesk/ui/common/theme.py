@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -239,6 +240,27 @@ def apply_theme(app: QApplication, theme: Theme, scale: float = 1.0) -> None:
     app.setStyleSheet(style_sheet(theme, scale))
 
 
+def opaque_plot(plot: QWidget) -> None:
+    """Tell Qt that ``plot`` (a pyqtgraph ``PlotWidget``: a ``QGraphicsView`` that fills
+    every exposed pixel with its background brush) paints all of its viewport, so a new
+    frame of it repaints it alone, not every widget behind it up to the window (issue 25:
+    the window, its splitters and the stage were painted again for each frame of the
+    timeline)."""
+    viewport = getattr(plot, "viewport", None)
+    if callable(viewport):
+        viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+
+
+def opaque_fill(widget: QWidget, color: str) -> None:
+    """``widget`` fills its own rectangle with ``color`` (the colour behind it anyway, a
+    pane's or the summary's panel), so Qt repaints it alone when it changes, not every
+    widget behind it up to the window. The pixels are those the parents painted."""
+    pal = widget.palette()
+    pal.setColor(widget.backgroundRole(), QColor(color))
+    widget.setPalette(pal)
+    widget.setAutoFillBackground(True)
+
+
 def dress(widget: QWidget, theme: Theme, scale: float = 1.0) -> None:
     """Give ``widget`` (a stage painted offscreen for an export) the palette and style
     sheet of ``theme`` at ``scale``, whatever the application's own look is."""
@@ -296,7 +318,7 @@ QComboBox, QLineEdit, QSpinBox, QDoubleSpinBox {{ background: {t.panel}; color: 
 QComboBox:focus, QLineEdit:focus, QSpinBox:focus, QDoubleSpinBox:focus {{ border-color: {t.accent}; }}
 QPlainTextEdit, QTextEdit, QListWidget {{ background: {t.panel}; color: {t.text};
            border: 1px solid {t.border}; border-radius: 8px; padding: {pad}px; }}
-QPlainTextEdit#paneText {{ border: none; background: transparent; padding: 2px; }}
+QPlainTextEdit#paneText {{ border: none; background: {t.panel}; padding: 2px; }}
 QToolButton#paneFocus {{ padding: 0px 4px; border: none; background: transparent; }}
 QToolButton#qt_toolbar_ext_button {{ padding: 0px; border: none; background: transparent;
            color: {t.accent}; font-weight: bold; }}

@@ -26,6 +26,25 @@ LIVE_FRAME_MS = 50
 #: most this often (ms): numbers rewritten 20 times a second cannot be read, and each
 #: rewrite measures and lays out its text. A run's final figures are written at once.
 LIVE_TEXT_MS = 200
+#: While the machine's CPUs are busy (a CPU-bound local server beside the window), the
+#: live views' frame is this many times longer: 20 → 5 frames a second, a quarter of the
+#: window's per-frame work left to the server (issue 25). The run's controller sets it
+#: from the machine's load (``ui/run/controller.py``, :func:`set_live_pace`).
+BUSY_PACE = 4.0
+
+_pace = [1.0]
+
+
+def live_pace() -> float:
+    """How many times longer than their interval the live views' frames are now (1.0:
+    as set; :data:`BUSY_PACE` while the machine's CPUs are busy)."""
+    return _pace[0]
+
+
+def set_live_pace(factor: float) -> None:
+    """Make every paced throttle's frame ``factor`` times its interval from its next
+    request on (``factor`` ≥ 1; 1 restores the intervals)."""
+    _pace[0] = max(1.0, factor)
 
 
 class Throttle(QObject):
@@ -41,10 +60,13 @@ class Throttle(QObject):
         callback: Callable[[], None],
         interval_ms: int = FRAME_MS,
         parent: QObject | None = None,
+        paced: bool = False,
     ) -> None:
         super().__init__(parent)
         self._callback = callback
         self._interval = interval_ms
+        #: The interval stretches with :func:`live_pace` (a live view's frame).
+        self.paced = paced
         self._last = 0.0
         self._pending = False
         self.calls = 0
@@ -70,11 +92,12 @@ class Throttle(QObject):
         if self._pending:
             return
         self._pending = True
+        interval = self._interval * _pace[0] if self.paced else self._interval
         now_ms = time.monotonic() * 1000
-        delay = self._interval - now_ms % self._interval
+        delay = interval - now_ms % interval
         since_last = now_ms - self._last * 1000
-        if since_last + delay < self._interval:  # same slot as the last call: next one
-            delay += self._interval
+        if since_last + delay < interval:  # same slot as the last call: next one
+            delay += interval
         self._timer.start(max(0, round(delay)))
 
     def flush(self) -> None:

@@ -26,6 +26,7 @@ from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.files.recording import (
     GZ_SUFFIX,
     SUFFIX,
+    ClientCpuRecord,
     EventLog,
     Recording,
     RecordingError,
@@ -237,7 +238,7 @@ class RecordingsUi(QObject):
         if cap is None:
             return
         cap.state = state
-        state.subscribe(cap.log.append)
+        state.subscribe_batch(cap.log.extend)
 
     def _predictions(self, predictions: list[PredictedRequest]) -> None:
         if self._capture is not None:
@@ -266,6 +267,12 @@ class RecordingsUi(QObject):
         mode = cap.mode
         client = cap.client
         server = self.port.stage.server_lane.record(state)  # the server's own /metrics samples
+        runs = self.port.runs  # splitdesk's own CPU over the run: a replay says it as the run did
+        cpu = (
+            ClientCpuRecord.of(runs.client_cpu, runs.local_endpoint)
+            if runs.client_cpu is not None
+            else None
+        )
         return new_recording(
             "window",
             endpoint_record(
@@ -300,6 +307,7 @@ class RecordingsUi(QObject):
                     events=cap.log.events,
                     predictions=cap.predictions,
                     server=server,
+                    client_cpu=cpu,
                 )
             ],
             title=cap.title,

@@ -32,6 +32,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from splitdesk import cpus
 from splitdesk.core.analyse.predict import PredictedRequest, predict_plan
 from splitdesk.core.bench.repeats import RepeatRun, new_nonce, with_nonce
+from splitdesk.core.measure.client_cpu import (
+    BUSY_MACHINE,
+    ClientCpu,
+    CpuReading,
+    is_loopback_url,
+)
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.measure.engine import EngineProcess, ProcessRun
 from splitdesk.core.measure.runner import RunConfig, Timeouts
@@ -46,7 +52,7 @@ from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
 from splitdesk.ui.common.priority import Spawner
 from splitdesk.ui.common.tasks import spawn
-from splitdesk.ui.common.throttle import LIVE_FRAME_MS
+from splitdesk.ui.common.throttle import BUSY_PACE, LIVE_FRAME_MS, live_pace, set_live_pace
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +67,15 @@ DRAIN_LEAD_MS = 3
 #: Until the views are built and the run is released, the drain looks this often (ms):
 #: the first request waits for it (Run → first request sent, issue 13).
 START_DRAIN_MS = 16
-#: Time the views get to lay out and paint new panes before the first request (s).
-VIEWS_SETTLE_S = 0.15
+#: Time the views get to lay out and paint new panes before the first request (s); the
+#: engine opens its connections meanwhile. At 0.15 s, Run → first request took ~0.2 s
+#: (issue 25's goal: ≤ 0.1 s); a live run's panes are built 10 ms of work per turn and
+#: five are built in ~30 ms.
+VIEWS_SETTLE_S = 0.05
 #: Longest wait for the built-in endpoint's prediction before a run starts without it (s).
 PREDICT_WAIT_S = 5.0
+#: How often a streaming run reads its processes' CPU (s): the live figures, the pace.
+CPU_EVERY_S = 1.0
 
 
 class ControllerError(Exception):
@@ -128,6 +139,9 @@ class RunController(QObject):
             endpoint only), seconds from each request's send.
         status(str): one line about the endpoint for the status bar.
         busyChanged(bool): a run is starting or running.
+        clientCpu(object): the run's :class:`~splitdesk.core.measure.client_cpu.ClientCpu`
+            so far (window, engine, built-in endpoint, machine), about once a second while
+            it streams and once more, final, just before ``runFinished``.
     """
 
     runPlanned = Signal(object, list)
@@ -136,6 +150,7 @@ class RunController(QObject):
     predictionsReady = Signal(object)
     status = Signal(str)
     busyChanged = Signal(bool)
+    clientCpu = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -157,6 +172,9 @@ class RunController(QObject):
         self._stop_requested = False
         self._prediction: asyncio.Task[list[PredictedRequest] | None] | None = None
         self._planned = 0
+        #: The run's first request is held back: the views are settling, the prediction
+        #: is not in yet.
+        self._held = False
         #: The plan the views were told about (``runPlanned``) and the request of the
         #: current run.
         self._announced: RunPlan | None = None
@@ -165,6 +183,12 @@ class RunController(QObject):
         #: ``ui/repeat_session.py`` just before it starts the window's run; taken by
         #: :meth:`start` for a request that names none.
         self.next_repeat: RepeatRun | None = None
+        #: The current (or last) run's CPU figures so far (:attr:`clientCpu`), and whether
+        #: its endpoint runs on this machine (loopback or built-in: ``observer_effect``).
+        self.client_cpu: ClientCpu | None = None
+        self.local_endpoint = False
+        self._cpu_start: CpuReading | None = None
+        self._cpu_last: CpuReading | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)  # ahead of the views' frame
@@ -342,21 +366,25 @@ class RunController(QObject):
             capture_raw=request.capture_raw,
         )
         # The built-in endpoint's prediction is asked now, while the views settle, and the
-        # engine starts only once it is in: the endpoint computes it on the loop that
-        # schedules its token steps, which a run's streams must have to themselves.
+        # first request waits until it is in: the endpoint computes it on the loop that
+        # schedules its token steps, which a run's streams must have to themselves. The
+        # engine gets the run meanwhile, gated: it opens its connections (warm-up) while
+        # the views settle and the prediction is worked out (Run → first request, issue 25).
         prediction: asyncio.Task[list[PredictedRequest] | None] | None = None
         if s.is_builtin and self.sim is not None:
             prediction = self._prediction = spawn(
                 self._predict(self.sim.url, endpoint, plan, s.temperature)
             )
-        await asyncio.sleep(max(0.0, settled - time.monotonic()))
-        preds = await self._prediction_before_run(prediction)
+        self._held = True  # no release until the views settled and the prediction is in
         try:
             await self.start_engine()
             self._place_engine(
                 s.is_builtin, max((len(ph.requests) for ph in plan.phases), default=0)
             )
             self.live = self.engine.run(config, request.questions, plan, gated=True)
+            self.local_endpoint = s.is_builtin or is_loopback_url(s.base_url)
+            self.client_cpu = None
+            self._cpu_start = self._cpu_last = CpuReading.now(self._cpu_pids())
         except RuntimeError as exc:
             raise ControllerError(f"the measuring engine is not running: {exc}") from None
         if self._stop_requested:  # Stop was pressed while the run was starting
@@ -364,9 +392,50 @@ class RunController(QObject):
         self._planned = len(plan.requests)
         self._timer.start(0)
         self.runStarted.emit(state)
-        if preds is not None:  # after runStarted: the views bound to this run take them
+        await asyncio.sleep(max(0.0, settled - time.monotonic()))
+        preds = await self._prediction_before_run(prediction)
+        if preds is not None:  # the views bound to this run take them, before it sends
             self.predictionsReady.emit(preds)
+        self._held = False
+        if self.live is not None and not self.live.done:
+            self._drain()  # release now if every planned request is in (not a drain later)
         return state
+
+    def _cpu_pids(self) -> dict[str, int | None]:
+        """The processes whose CPU a run reads: this one (the window), the engine and,
+        when it runs, the built-in endpoint."""
+        pids: dict[str, int | None] = {"window": None, "engine": self.engine.pid}
+        builtin = self._live_request is not None and self._live_request.endpoint.is_builtin
+        if builtin and self.sim is not None and self.sim.alive():
+            pids["endpoint"] = self.sim.pid
+        return pids
+
+    def _read_cpu(self, final: bool = False) -> None:
+        """Read the run's processes and the machine (at most every :data:`CPU_EVERY_S`
+        unless ``final``): the figures since the run's start go out as :attr:`clientCpu`;
+        the last interval's machine load sets the live views' pace — fewer frames while
+        the machine's CPUs are busy (``throttle.set_live_pace``), so a CPU-bound local
+        server keeps what the window would have taken."""
+        start, last = self._cpu_start, self._cpu_last
+        if start is None or last is None:
+            return
+        now = time.monotonic()
+        if not final and now - last.wall_s < CPU_EVERY_S:
+            return
+        read = CpuReading.now(self._cpu_pids())
+        # the processes read at the start (one gone since, the endpoint stopped: unknown)
+        reading = CpuReading(
+            read.wall_s, {name: read.processes.get(name) for name in start.processes}, read.machine
+        )
+        self._cpu_last = reading
+        recent = ClientCpu.between(last, reading)
+        busy = recent.machine_busy is not None and recent.machine_busy >= BUSY_MACHINE
+        if final:
+            set_live_pace(1.0)
+        elif busy != (live_pace() > 1.0):
+            set_live_pace(BUSY_PACE if busy else 1.0)
+        self.client_cpu = ClientCpu.between(start, reading)
+        self.clientCpu.emit(self.client_cpu)
 
     def _place_engine(self, builtin: bool, streams: int) -> None:
         """A run of ``streams`` concurrent requests (:data:`~splitdesk.cpus.MANY_STREAMS`
@@ -488,11 +557,11 @@ class RunController(QObject):
             self._timer.stop()
             return
         finished = live.done  # read before draining: every event is queued once done
-        for event in live.drain():
-            state.apply(event)
-        released = len(state.requests) == self._planned
+        state.apply_all(live.drain())  # one batch: the views hear of it once
+        released = len(state.requests) == self._planned and not self._held
         if released:  # the views are built: send
             live.release()
+            self._read_cpu()
         self._arm(released)
         if finished and not live.events:
             self._timer.stop()
@@ -520,6 +589,8 @@ class RunController(QObject):
                 self._restart_engine()
 
     def _end_run(self, state: RunState) -> None:
+        self._read_cpu(final=True)  # the whole run's figures, before its end is shown
+        self._cpu_start = self._cpu_last = None
         self._set_busy(False)
         self.runFinished.emit(state)
 
@@ -530,9 +601,10 @@ class RunController(QObject):
             self._timer.start(START_DRAIN_MS)
             return
         now_ms = time.monotonic() * 1000
-        delay = DRAIN_MS - now_ms % DRAIN_MS - DRAIN_LEAD_MS
+        frame = DRAIN_MS * live_pace()  # the views' frame, longer while the CPUs are busy
+        delay = frame - now_ms % frame - DRAIN_LEAD_MS
         if delay < 1:
-            delay += DRAIN_MS
+            delay += frame
         self._timer.start(round(delay))
 
     # -- shutdown ------------------------------------------------------------------------------

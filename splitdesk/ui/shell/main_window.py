@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from splitdesk.core.analyse.metrics import context_prompt_tokens
 from splitdesk.core.files.recording import Recording
 from splitdesk.core.files.settings import AppSettings, save_settings
+from splitdesk.core.measure.client_cpu import ClientCpu, observer_effect
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.plans import Mode, RunPlan
@@ -198,6 +199,7 @@ class MainWindow(QMainWindow):
         controller.runPlanned.connect(self._run_planned)
         controller.runStarted.connect(self._run_started)
         controller.predictionsReady.connect(self._stage.predictions)
+        controller.clientCpu.connect(self._client_cpu)
         controller.runFinished.connect(lambda state: self._stage.finish(state, live=True))
         self._persist = Throttle(self._save_settings, 800, self)
         #: Recording, auto-save, session history, replay, demos (File, Demos, View menus).
@@ -751,6 +753,12 @@ class MainWindow(QMainWindow):
         stage.server_lane.start(state, self.endpoint.settings(), sim.url if sim else None)
         stage._fit_timeline(stage._lanes_wanted)  # the lane, shown, takes its height
         self.say("Running… (Esc stops)")
+
+    def _client_cpu(self, cpu: ClientCpu) -> None:
+        """The live run's CPU figures so far: the summary says when splitdesk's own share
+        may have slowed a local server on a busy machine (core/measure/client_cpu.py)."""
+        if self._stage.driver is self.controller:
+            self._stage.observe(observer_effect(cpu, self.controller.local_endpoint))
 
     def _show_answers(self) -> None:
         if self._stage.show_answers() is None:

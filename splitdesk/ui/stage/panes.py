@@ -42,7 +42,7 @@ from splitdesk.core.analyse.metrics import RequestFigures, group_metrics, reques
 from splitdesk.core.run.questions import shorten
 from splitdesk.core.run.run_state import RequestTrace, RunState
 from splitdesk.ui.common.follow_end import follow_end
-from splitdesk.ui.common.theme import Theme, ink_on, mono_font, ui_font
+from splitdesk.ui.common.theme import Theme, ink_on, mono_font, opaque_fill, ui_font
 from splitdesk.ui.common.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
 
 #: Streaming text is appended at most this often (ms): each append re-lays out the pane's
@@ -394,7 +394,7 @@ class RequestPane(QFrame):
         self._header_state = ""  # the state the header's figures were last written for
         self._header_t = 0.0  # when (time.monotonic(), s)
         self._stale = False
-        self.throttle = Throttle(self.refresh, PANE_MS, parent=self)
+        self.throttle = Throttle(self.refresh, PANE_MS, parent=self, paced=True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
         self.badge = Badge(badge, color, ui_font(scale, 0, bold=True))
@@ -418,6 +418,7 @@ class RequestPane(QFrame):
         self.state.setFont(ui_font(scale, -0.5, bold=True))
         self.stats = FiguresLabel("—")
         self.stats.setObjectName("paneStats")
+        opaque_fill(self.stats, theme.panel)  # new figures repaint the label alone
         self.stats.drop_when_narrow = True
         # the figures drop out of a row too narrow for them, so they ask no width of
         # their own (a tight row of two panes fits where one with figures would not)
@@ -437,6 +438,9 @@ class RequestPane(QFrame):
 
         self.text = TextStream()
         self.text.setFont(mono_font(scale))
+        # the card's panel behind the text: a new line repaints the text alone, not the
+        # card and every widget behind it up to the window (issue 25)
+        opaque_fill(self.text.viewport(), theme.panel)
         self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
         self.error = QLabel("")
         self.error.setObjectName("error")
@@ -501,6 +505,7 @@ class RequestPane(QFrame):
         italic.setItalic(True)
         view.setFont(italic)
         view.setMaximumHeight(int(90 * scale))
+        opaque_fill(view.viewport(), self.theme.panel)  # as the answer's view
         view.hide()
         self._box.insertWidget(2, toggle)  # after the header and the figures rows
         self._box.insertWidget(3, view)
@@ -637,7 +642,10 @@ class RequestPane(QFrame):
             if run is not None and run.ended is not None:
                 self._clock.stop()
             return
-        if self.visibleRegion().isEmpty() or not self._header_if_due():
+        if self.visibleRegion().isEmpty():  # out of sight: caught up when painted again
+            self._stale = True
+            return
+        if not self._header_if_due():
             # figures held back by HEADER_MS catch up where seen; "waiting 1.8 s" counts on
             self._update_state_label()
 
@@ -678,7 +686,12 @@ class RequestPane(QFrame):
         self.throttle.request()
 
     def changed(self, final: bool = False) -> None:
-        """The trace changed: repaint within a frame (at once when ``final``)."""
+        """The trace changed: repaint within a frame (at once when ``final``). A pane out
+        of sight does nothing but note it (no timer, no refresh: a grid of 64 panes shows
+        a dozen); it catches up when it is painted again (:meth:`paintEvent`)."""
+        if not final and self.visibleRegion().isEmpty():
+            self._stale = True
+            return
         self.throttle.request()
         if final:
             self.throttle.flush()

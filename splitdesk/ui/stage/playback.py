@@ -28,6 +28,7 @@ from splitdesk.core.files.recording import (
     predictions_of,
     schedule,
 )
+from splitdesk.core.measure.client_cpu import observer_effect
 from splitdesk.core.measure.server_metrics import series_of
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.run_state import RunState
@@ -317,6 +318,9 @@ class StagePlayer(QObject):
             stage.predictions(predictions)
 
     def _finished(self, state: RunState) -> None:
+        cpu = self.record.client_cpu  # what the live run said of splitdesk's own CPU
+        if cpu is not None:
+            self.stage.observe(observer_effect(cpu.figures(), cpu.local_endpoint))
         self.stage.finish(state)
         self.stage.server_lane.redraw()  # every recorded sample, at once
         self.finished.emit(state)

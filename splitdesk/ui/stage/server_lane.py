@@ -41,7 +41,7 @@ from splitdesk.core.measure.server_metrics import (
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RequestSent, RunEvent
 from splitdesk.core.run.run_state import RunState
-from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.theme import Theme, opaque_plot, ui_font
 from splitdesk.ui.stage.panes import ElidedLabel
 
 REDRAW_MS = 250
@@ -115,6 +115,7 @@ class ServerLane(QWidget):
         header.addWidget(self.caption, 1)
         layout.addLayout(header)
         self.plot = pg.PlotWidget(background=theme.window)
+        opaque_plot(self.plot)  # a frame of it repaints it alone
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -46,8 +46,9 @@ from PySide6.QtWidgets import (
 
 from splitdesk.core.analyse.cost import Prices
 from splitdesk.core.analyse.predict import PredictedRequest
+from splitdesk.core.measure.client_cpu import ObserverEffect
 from splitdesk.core.measure.server_metrics import LoadSeries, series_of
-from splitdesk.core.run.events import RequestPlanned, RunEnded, RunEvent
+from splitdesk.core.run.events import RequestPlanned, RunEnded, RunEvent, TextReceived
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.plans import RequestSpec, RunPlan
 from splitdesk.core.run.run_state import RunState
@@ -297,7 +298,7 @@ class Stage(QWidget):
         self._unbind()
         self.state = state
         self._build_state = state
-        self._unsubscribe = state.subscribe(self._on_event)
+        self._unsubscribe = state.subscribe_batch(self._on_events)
         self.timeline.bind(state, self._questions, self._labels)
         self.summary.bind(state)
         for index in list(self.panes):
@@ -313,6 +314,12 @@ class Stage(QWidget):
         if predictions is not None:
             self.timeline.set_predictions(list(predictions))
             self.summary.set_predictions(list(predictions))
+
+    def observe(self, effect: ObserverEffect | None) -> None:
+        """What splitdesk's own processes cost a local server on a busy machine during
+        the live run on show (``None``: nothing to say): the summary's details line says
+        it (:meth:`SummaryStrip.set_observer`)."""
+        self.summary.set_observer(effect)
 
     def finish(self, state: RunState, *, live: bool = False) -> None:
         """``state`` ended: every pane, the timeline and the summary take the final
@@ -544,21 +551,30 @@ class Stage(QWidget):
         self.panes = {}
         self._sequential = None
 
-    def _on_event(self, ev: RunEvent) -> None:
-        if isinstance(ev, RequestPlanned):
-            self._add_pane(ev)
-        elif isinstance(ev, RunEnded):
-            self.complete_panes()
-            # a live run's panes finish in steps once the driver says it ended (finish)
-        else:
-            req = getattr(ev, "req", None)
-            if req is not None:
-                target = self.panes.get(req)
-                if target is not None:
-                    # an ended request shows its end at the next frame (≤ LIVE_FRAME_MS), not
-                    # inside this drain: 64 requests ending in one batch step refreshed all
-                    # 64 panes in one event-loop turn
-                    target.changed()
+    def _on_events(self, events: Sequence[RunEvent]) -> None:
+        """A batch of events was applied (a drain's, or one replayed): new panes bound, and
+        each pane whose request changed told once (not once per token)."""
+        touched: set[int] = set()
+        for ev in events:
+            if type(ev) is TextReceived:  # most of them
+                touched.add(ev.req)
+            elif isinstance(ev, RequestPlanned):
+                self._add_pane(ev)
+            elif isinstance(ev, RunEnded):
+                self.complete_panes()
+                # a live run's panes finish in steps once the driver says it ended (finish)
+            else:
+                req = getattr(ev, "req", None)
+                if req is not None:
+                    touched.add(req)
+        panes = self.panes
+        for req in touched:
+            target = panes.get(req)
+            if target is not None:
+                # an ended request shows its end at the next frame (≤ LIVE_FRAME_MS), not
+                # inside this drain: 64 requests ending in one batch step refreshed all
+                # 64 panes in one event-loop turn
+                target.changed()
         self.timeline.throttle.request()
 
     def _add_pane(self, ev: RequestPlanned) -> None:

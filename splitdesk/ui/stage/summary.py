@@ -33,9 +33,10 @@ from splitdesk.core.analyse.predict import (
     predicted_makespan,
     prediction_ignores_rate_limit,
 )
+from splitdesk.core.measure.client_cpu import ObserverEffect
 from splitdesk.core.run.run_state import RunState
 from splitdesk.providers.base import RequestError
-from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.theme import Theme, opaque_fill, ui_font
 from splitdesk.ui.common.throttle import LIVE_TEXT_MS, Throttle
 from splitdesk.ui.common.wrap import WidowlessLabel
 
@@ -151,6 +152,9 @@ class SummaryStrip(QFrame):
     client_note: str = ""
     #: The endpoint's prices per million tokens (Engineer menu), for each side's cost.
     prices: Prices | None = None
+    #: splitdesk's own CPU beside a local server on a busy machine (the details line
+    #: says it, :meth:`observer_text`); set with :meth:`set_observer`.
+    observer: ObserverEffect | None = None
 
     def __init__(
         self,
@@ -161,6 +165,7 @@ class SummaryStrip(QFrame):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("summary")
+        opaque_fill(self, theme.panel)  # its style sheet's background: new figures repaint it alone
         #: Say the cost model's predicted figures, the engineer's Why line, the speed-up
         #: split and the fair-mode offer (all off in the presentation look, which says the
         #: reason in plain words only).
@@ -243,9 +248,34 @@ class SummaryStrip(QFrame):
         if unsubscribe is not None:
             unsubscribe()
 
+    def set_observer(self, effect: ObserverEffect | None) -> None:
+        """What splitdesk's own processes cost a local server on a busy machine
+        (:func:`splitdesk.core.measure.client_cpu.observer_effect`), said at the end of
+        the details line from the next refresh on (``None``: nothing to say)."""
+        if effect != self.observer:
+            self.observer = effect
+            self.throttle.request()
+
+    def observer_text(self) -> str:
+        """The details line's sentence about :attr:`observer` (formatting only), ``""``
+        when there is nothing to say."""
+        e = self.observer
+        if e is None:
+            return ""
+        if e.endpoint_share is not None:  # the built-in endpoint is the server measured
+            beside = f"beside the built-in endpoint's {round(100 * e.endpoint_share)} %"
+        else:
+            beside = "while the local server ran"
+        return (
+            f"splitdesk used {round(100 * e.client_share)} % of a core {beside}, the "
+            f"{e.cpus} CPUs {round(100 * e.machine_busy)} % busy; results may be slower than "
+            "without the window — <code>splitdesk bench</code> measures without it"
+        )
+
     def clear(self, text: str = "") -> None:
         """Show ``text`` and no figures (a new run is about to start)."""
         self.unbind()
+        self.observer = None
         self.state = None
         self.predictions = None
         self.headline.setText(text)
@@ -272,12 +302,13 @@ class SummaryStrip(QFrame):
         """Summarise ``state`` from now on."""
         self.state = state
         self.predictions = None
+        self.observer = None
         self.headline.setText("Sending…")
         self.details.setText("")
         self.payoff.hide()
         self._reset_explanation()
         self.unbind()
-        self._unsubscribe = state.subscribe(lambda _ev: self.throttle.request())
+        self._unsubscribe = state.subscribe_batch(lambda _events: self.throttle.request())
 
     def set_predictions(self, predictions: list[PredictedRequest]) -> None:
         """The cost model's predicted requests (index order), said beside the measured
@@ -374,7 +405,8 @@ class SummaryStrip(QFrame):
         if state.ended is not None and state.ended.stopped:
             line += f" · <span style='color:{t.muted}'>stopped</span>"
         self.headline.setText(line)
-        self.details.setText(self._details(c, p, len(state.info.questions), finished))
+        details = self._details(c, p, len(state.info.questions), finished)
+        self.details.setText(" · ".join(x for x in (details, self.observer_text()) if x))
         if not self.show_predictions:  # the presentation look: no engineer's detail line
             self.details.setText("")
         if diagnosis is not None:

@@ -38,7 +38,7 @@ from splitdesk.core.analyse.metrics import RequestFigures, request_figures
 from splitdesk.core.analyse.predict import PredictedRequest
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.run_state import RequestTrace, RunState
-from splitdesk.ui.common.theme import Theme, ink_on, lane_hex, ui_font
+from splitdesk.ui.common.theme import Theme, ink_on, lane_hex, opaque_plot, ui_font
 from splitdesk.ui.common.throttle import LIVE_FRAME_MS, Throttle
 
 BAR_HEIGHT = 0.62
@@ -273,6 +273,7 @@ class Timeline(QWidget):
 
         pg.setConfigOptions(antialias=True)
         self.plot = pg.PlotWidget(background=theme.window)
+        opaque_plot(self.plot)  # a frame of it repaints it alone
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
@@ -371,7 +372,7 @@ class Timeline(QWidget):
         row.addWidget(self.lane_bar)
         lay.addLayout(row, 1)
 
-        self.throttle = Throttle(self.refresh, LIVE_MS, self)
+        self.throttle = Throttle(self.refresh, LIVE_MS, self, paced=True)
         self._ticker = QTimer(self)
         self._ticker.setInterval(LIVE_MS)
         self._ticker.timeout.connect(self.throttle.request)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from splitdesk.core.analyse.token_curves import token_curve
 from splitdesk.core.run.events import Group
 from splitdesk.core.run.run_state import RunState
-from splitdesk.ui.common.theme import Theme, ui_font
+from splitdesk.ui.common.theme import Theme, opaque_plot, ui_font
 from splitdesk.ui.common.throttle import FRAME_MS
 
 #: The groups drawn, with their legend names.
@@ -41,6 +41,7 @@ class TokenChart(QWidget):
         self.title.setObjectName("sectionTitle")
         self.title.setFont(ui_font(scale, 0, bold=True))
         self.plot = pg.PlotWidget(background=theme.window)
+        opaque_plot(self.plot)  # a frame of it repaints it alone
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)

@@ -31,12 +31,16 @@ from splitdesk.core.run.events import EVENT_TYPES
 #: first 16 hex digits). A field added, removed, retyped or re-bounded changes it: then
 #: bump FORMAT_VERSION (with a migration step and, for recordings, a fixture of the old
 #: version) and put the new fingerprint here. It must never change under the same version.
-RECORDING_SHAPES = {2: "371c04ddb88420fd", 3: "dea8bc1a96b01e90"}
+RECORDING_SHAPES = {2: "371c04ddb88420fd", 3: "86ebdd9bf8150f32"}
 SETTINGS_SHAPES = {2: "b99b4a28e7d1e8cf"}
 #: The events a recording's runs hold are read by kind (core/run/events.py), outside the
 #: pydantic schema: their kinds and fields, fingerprinted the same way (a kind an older
 #: reader does not know made it refuse the whole file under an unchanged version).
 EVENT_SHAPES = {3: "ded423b3161e245f"}
+#: A recording of the version this code writes (3: version 2 plus ``runs[].client_cpu``,
+#: from a window run) and one from ``bench --record`` holding ``connection`` events.
+CURRENT = FIXTURES / "recordings" / f"v{rec_mod.FORMAT_VERSION}.splitdesk.json"
+CONNECTIONS = FIXTURES / "recordings" / "bench-connections-v3.splitdesk.json"
 
 
 def shape(model: type[BaseModel]) -> str:
@@ -87,7 +91,7 @@ def test_the_recording_version_changes_whenever_an_event_kind_or_its_fields_do()
 def _newer_recording() -> dict[str, Any]:
     """The current fixture as a splitdesk two versions newer might write it: new fields at
     every depth and an event kind this version does not know."""
-    doc: dict[str, Any] = json.loads((FIXTURES / "recordings" / "v2.splitdesk.json").read_text())
+    doc: dict[str, Any] = json.loads(CURRENT.read_text())
     doc["version"] = rec_mod.FORMAT_VERSION + 2
     doc["signature"] = {"alg": "ed25519", "value": "…"}
     doc["endpoint"]["region"] = "eu-west"
@@ -113,7 +117,7 @@ def test_a_newer_recording_opens_read_only_with_one_line_naming_both_versions(
         f"(format {rec_mod.FORMAT_VERSION}): shown read-only, without what this version "
         "does not know; update splitdesk to see all of it"
     )
-    original = load_recording(FIXTURES / "recordings" / "v2.splitdesk.json")
+    original = load_recording(CURRENT)
     assert recording.question_texts == original.question_texts
     assert len(recording.runs[0].events) == len(original.runs[0].events)
     assert rebuild_state(recording.runs[0]).finished
@@ -140,12 +144,17 @@ def test_a_newer_file_that_is_not_a_recording_says_both_versions_first(tmp_path:
             ("runs", 0, "predictions"),
             [{"t_send_s": -1, "ttft_s": 0, "e2e_s": 1, "output_tokens": 1, "rejected": False}],
         ),
+        (("runs", 0, "client_cpu", "wall_s"), 1e999),
+        (("runs", 0, "client_cpu", "machine_busy"), 1.5),  # a fraction of all CPUs' time
+        (("runs", 0, "client_cpu", "cpus"), 0),
+        (("runs", 0, "client_cpu", "processes", "window", "share"), -0.1),
+        (("runs", 0, "client_cpu", "processes", "engine", "cpu_s"), float("nan")),
     ],
 )
 def test_every_number_in_a_recording_is_finite_and_bounded(
     tmp_path: Path, where: tuple[Any, ...], value: Any
 ) -> None:
-    doc = json.loads((FIXTURES / "recordings" / "v2.splitdesk.json").read_text())
+    doc = json.loads(CURRENT.read_text())
     target = doc
     for key in where[:-1]:
         target = target[key]
@@ -160,6 +169,31 @@ def test_every_number_in_a_recording_is_finite_and_bounded(
 def test_an_old_version_one_recording_still_loads_as_the_current_version() -> None:
     recording = load_recording(FIXTURES / "recordings" / "v1.splitdesk.json")
     assert recording.version == rec_mod.FORMAT_VERSION and recording.read_only_note is None
+
+
+def test_a_version_two_recording_loads_as_the_current_version_without_client_cpu() -> None:
+    """Version 3 added ``runs[].client_cpu``; a version-2 file (none of it) replays as it
+    did, saying nothing about splitdesk's own CPU rather than a made-up figure."""
+    recording = load_recording(FIXTURES / "recordings" / "v2.splitdesk.json")
+    assert recording.version == rec_mod.FORMAT_VERSION and recording.read_only_note is None
+    assert [run.client_cpu for run in recording.runs] == [None]
+    assert rebuild_state(recording.runs[0]).finished
+
+
+def test_a_version_three_recording_keeps_the_runs_own_cpu(tmp_path: Path) -> None:
+    """What the live run measured of splitdesk's own CPU comes back, figure for figure,
+    and survives a save and a load."""
+    recording = load_recording(CURRENT)
+    cpu = recording.runs[0].client_cpu
+    assert cpu is not None and cpu.local_endpoint
+    figures = cpu.figures()
+    assert (figures.wall_s, figures.cpus, figures.machine_busy) == (2.134, 2, 0.912)
+    window = figures.processes["window"]
+    assert window is not None and (window.cpu_s, window.share) == (0.262, 0.1228)
+    path = tmp_path / "again.splitdesk.json"
+    rec_mod.save_recording(recording, path)
+    assert json.loads(path.read_text())["version"] == rec_mod.FORMAT_VERSION
+    assert load_recording(path).runs[0].client_cpu == cpu
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -220,3 +254,13 @@ def test_every_number_in_the_settings_is_finite_and_bounded(
     loaded = read_settings(path)
     assert f"endpoint.{field}" in loaded.reset
     assert getattr(loaded.settings.endpoint, field) == AppSettings().endpoint.model_dump()[field]
+
+
+def test_a_version_three_bench_recording_keeps_its_connection_events() -> None:
+    """Version 3's other addition: each warm connection's set-up (``connection`` events,
+    from a real ``bench --record``) loads, and the run replays to its end."""
+    recording = load_recording(CONNECTIONS)
+    assert recording.version == rec_mod.FORMAT_VERSION and recording.read_only_note is None
+    kinds = [type(ev).__name__ for ev in recording.runs[0].events]
+    assert kinds.count("ConnectionOpened") == 5
+    assert rebuild_state(recording.runs[0]).finished

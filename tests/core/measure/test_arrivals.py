@@ -131,3 +131,47 @@ def test_the_process_keeps_the_kernel_stamping_what_it_receives() -> None:
     TimestampingBackend()  # a backend asks again: the same socket, stamps still flowing
     assert arrivals._keeper == [keeper]
     assert arrivals.keep_kernel_stamps() is True
+
+
+@pytest.mark.asyncio
+async def test_a_silent_connection_times_out_among_busy_ones() -> None:
+    """Read timeouts share one timer per loop (``ReadDeadlines``): a connection whose
+    server went silent still times out on time while its neighbours keep reading, and a
+    connection that gets data before its deadline never times out."""
+
+    async def ticking(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(15):  # a byte every 20 ms for 0.3 s, then the end
+            writer.write(b"x")
+            await writer.drain()
+            await asyncio.sleep(0.02)
+        writer.close()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # until the client hangs up
+        writer.close()
+        await writer.wait_closed()
+
+    busy = await asyncio.start_server(ticking, "127.0.0.1", 0)
+    quiet = await asyncio.start_server(silent, "127.0.0.1", 0)
+    backend = TimestampingBackend()
+    async with busy, quiet:
+        a = await backend.connect_tcp("127.0.0.1", busy.sockets[0].getsockname()[1], timeout=5)
+        b = await backend.connect_tcp("127.0.0.1", quiet.sockets[0].getsockname()[1], timeout=5)
+
+        async def read_all() -> int:
+            got = 0
+            while await a.read(10, timeout=0.25):  # data every 20 ms: never times out
+                got += 1
+            return got
+
+        reading = asyncio.ensure_future(read_all())
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        with pytest.raises(httpcore.ReadTimeout):  # not asyncio's TimeoutError after 5 s
+            await asyncio.wait_for(b.read(10, timeout=0.1), 5)
+        waited = loop.time() - t0
+        assert 0.09 <= waited < 2.0, f"the silent read timed out after {waited:.3f} s, not 0.1 s"
+        assert await asyncio.wait_for(reading, 10) >= 1
+        await a.aclose()
+        await b.aclose()
+        await asyncio.sleep(0.05)  # the handlers see the hang-ups and close

@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from splitdesk.core.measure.engine_protocol import EventLine, decode_line, encode, encode_event
+from splitdesk.core.measure.engine_protocol import (
+    EventLine,
+    TextsLine,
+    decode_line,
+    encode,
+    encode_event,
+    encode_text_row,
+    texts_line,
+)
 from splitdesk.core.run.events import RequestEnded, TextReceived, UsageReported
 from splitdesk.providers.base import ErrorKind, RequestError
 
@@ -54,3 +62,38 @@ def test_a_lone_surrogate_fails_as_the_model_encoding_does() -> None:
         encode(EventLine(run=1, event=event))
     with pytest.raises(ValueError, match="surrogates not allowed"):
         encode_event(1, event)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    run=st.integers(0, 10**6),
+    rows=st.lists(
+        st.tuples(
+            st.floats(0, 1e6, allow_nan=False, allow_infinity=False),
+            st.integers(0, 10**4),
+            unicode_text,
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_a_batch_of_text_events_decodes_to_the_same_events_in_order(
+    run: int, rows: list[tuple[float, int, str, bool]]
+) -> None:
+    """The engine's one line for a few milliseconds of text events (``TextsLine``) gives
+    the window the very events, in the order they came."""
+    events = [TextReceived(t, req, text, reasoning) for t, req, text, reasoning in rows]
+    encoded = [encode_text_row(e) for e in events]
+    assert all(row is not None for row in encoded)
+    line = texts_line(run, [row for row in encoded if row is not None])
+    message = decode_line(line)
+    assert isinstance(message, TextsLine) and message.run == run
+    assert message.events() == events
+    assert b"\n" not in line
+
+
+def test_only_a_text_event_with_valid_unicode_makes_a_row() -> None:
+    assert encode_text_row(UsageReported(2.0, 1, 120, 30)) is None
+    assert encode_text_row(TextReceived(1.0, 0, "a\ud83d", False)) is None  # encode_event fails it
+    assert encode_text_row(TextReceived(float("inf"), 0, "a", False)) is None

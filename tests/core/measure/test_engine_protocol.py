@@ -149,3 +149,31 @@ async def test_engine_process_skips_a_bad_command_and_still_runs() -> None:
             await asyncio.sleep(0.01)
     finally:
         await asyncio.to_thread(engine.stop)
+
+
+@pytest.mark.asyncio
+async def test_batched_text_events_keep_the_runs_order() -> None:
+    """The engine sends text events in batches (``TextsLine``) and the others one by one:
+    the window still gets each request's events in the order they happened — its
+    connection, sent, headers, its texts in arrival order, its end last."""
+    engine = EngineProcess()
+    await asyncio.to_thread(engine.start)
+    try:
+        async with ScriptedServer(pause=0.002) as server:
+            config = RunConfig(EndpointConfig(server.url, "openai-chat", "m"))
+            questions = ["[ordinary] a", "[ordinary] b", "[ordinary] c"]
+            plan = make_plan("parallel", questions, CombinedTemplate(), 32)
+            run = engine.run(config, questions, plan)
+            await asyncio.wait_for(asyncio.wrap_future(run.future), 20.0)
+        events = run.drain()
+    finally:
+        await asyncio.to_thread(engine.stop)
+    for req in range(3):
+        kinds = [e.kind for e in events if getattr(e, "req", None) == req]
+        # its warm connection's set-up (ConnectionOpened) comes before it is sent
+        assert kinds[:4] == ["request_planned", "connection", "request_sent", "headers"], kinds
+        assert kinds[-1] == "request_ended", kinds
+        texts = [e for e in events if isinstance(e, TextReceived) and e.req == req]
+        assert len(texts) > 1 and "".join(e.text for e in texts) == "Blue light scatters more."
+        assert [e.t for e in texts] == sorted(e.t for e in texts)
+    assert events[-1].kind == "run_ended"
