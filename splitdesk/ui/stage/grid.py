@@ -255,9 +255,13 @@ class PaneGrid(QScrollArea):
         first line of its text (a pane cut only below that is on screen, not "more")."""
         g = pane.geometry()
         text = pane.text
-        if not text.isVisibleTo(pane):
+        if text.isVisibleTo(pane):
+            bottom = text.mapTo(pane, QPoint(0, 0)).y() + pane._lines_height(1)
+        elif pane.error.isVisibleTo(pane):  # a failed pane: the first line of its error
+            error = pane.error
+            bottom = error.mapTo(pane, QPoint(0, 0)).y() + error.fontMetrics().height()
+        else:
             return g
-        bottom = text.mapTo(pane, QPoint(0, 0)).y() + pane._lines_height(1)
         return QRect(g.left(), g.top(), g.width(), min(g.height(), bottom))
 
     def hidden_panes(self) -> list[RequestPane]:

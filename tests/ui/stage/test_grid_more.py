@@ -79,3 +79,29 @@ async def test_scrolled_to_the_end_the_panes_above_are_more_upwards(qtbot: Any) 
     assert grid.panes[-1] not in grid.hidden_panes()
     above = [p for p in grid.panes if p.geometry().top() < view.top()]
     assert grid.more_label.text() == f"+{len(above)} more ↑ scroll"
+
+
+@pytest.mark.asyncio
+async def test_a_failed_pane_whose_error_begins_in_sight_is_not_more(qtbot: Any) -> None:
+    """A failed pane shows its error instead of text: its header and the error's first
+    line in sight put it on screen, though the rest of a long error is cut below (two
+    questions on the rate-limited profile at 1280×720 ×1.5 said "+1 more" beside both
+    panes in sight)."""
+    grid = await grid_of(qtbot, 6, 420, 330)
+    failed = grid.panes[-1]  # the last row: scrolled to, cut inside its error
+    failed.text.hide()
+    failed.error.setText("✕ HTTP 429: Rate limit reached: at most 2 concurrent requests. " * 8)
+    failed.error.show()
+    grid.relayout_now()
+    await wait_until(
+        lambda: failed.error.isVisibleTo(failed) and failed.error.height() > 40,
+        5,
+        "the failed pane laid out with its long error",
+    )
+    error = failed.error.geometry().translated(failed.pos())
+    line = failed.error.fontMetrics().height()
+    bar = grid.verticalScrollBar()
+    bar.setValue(error.top() + line + 6 - grid.viewport().height())  # its first line in sight
+    view = shown(grid)
+    assert view.contains(failed.geometry().topLeft()) and view.bottom() < error.bottom()
+    assert failed not in grid.hidden_panes()
