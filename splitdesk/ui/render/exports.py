@@ -48,6 +48,7 @@ from splitdesk.ui.render.encoders import (
     GifWriter,
     check_size,
 )
+from splitdesk.ui.render.svg_portable import portable_svg
 from splitdesk.ui.stage.playback import StagePlayer
 from splitdesk.ui.stage.stage import Look, Stage
 
@@ -202,7 +203,8 @@ def timeline_svg_bytes(timeline: Timeline) -> bytes:
     svg_fix.install()
     with every_lane(timeline), drawn_in_full(timeline.plot):
         text = ex.SVGExporter(timeline.plot.getPlotItem()).export(toBytes=True)
-    return text if isinstance(text, bytes) else str(text).encode("utf-8")
+    # sized, and in a font other programs have (ui/render/svg_portable.py)
+    return portable_svg(text if isinstance(text, bytes) else str(text).encode("utf-8"))
 
 
 def timeline_svg(timeline: Timeline, path: Path) -> None:

@@ -173,3 +173,46 @@ async def test_every_frame_of_a_clip_is_whole_and_nothing_moves_at_its_end(qtbot
         assert grid.more_label.text() == f"+{len(hidden)} more not shown"
     finally:
         frames.dispose()
+
+
+@pytest.mark.asyncio
+async def test_the_timeline_svg_reads_right_outside_qt(qtbot: object, tmp_path: Path) -> None:
+    """The SVG has its size on its root, a background that fills it, and text in a font
+    list ending in a generic family: QtSvg (a renderer other than the painter that wrote
+    it) fills the whole picture with the background, and no ``Sans Serif`` is left that a
+    browser would replace with its serif default."""
+    from PySide6.QtGui import QColor, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    frames = ReplayFrames(load_recording(BATCHING), 0, (1280, 720), DARK, 1.0, look="window")
+    try:
+        frames.player.show_end()
+        path = tmp_path / "t.svg"
+        timeline_svg(frames.stage.timeline, path)
+    finally:
+        frames.dispose()
+    dom = xml.dom.minidom.parse(str(path))
+    root = dom.documentElement
+    _x, _y, w, h = root.getAttribute("viewBox").split()
+    assert (root.getAttribute("width"), root.getAttribute("height")) == (w, h)
+    families = {e.getAttribute("font-family") for e in dom.getElementsByTagName("*")} - {""}
+    assert families and all(f.endswith("sans-serif") for f in families), families
+    assert "Sans Serif" not in path.read_text(encoding="utf-8")
+    renderer = QSvgRenderer(str(path))
+    assert renderer.isValid()
+    image = QImage(int(float(w)), int(float(h)), QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    renderer.render(painter)
+    painter.end()
+    background = QColor(DARK.window).rgb() & 0xFFFFFF
+    for x, y in (
+        (image.width() - 2, image.height() - 2),
+        (image.width() - 2, 1),
+        (1, image.height() - 2),
+    ):
+        assert image.pixel(x, y) & 0xFFFFFF != 0xFFFFFF, f"the corner ({x}, {y}) left white"
+    assert any(
+        image.pixel(x, image.height() - 2) & 0xFFFFFF == background
+        for x in range(0, image.width(), 7)
+    )
