@@ -33,6 +33,7 @@ from splitdesk.core.files.recording import (
 from splitdesk.core.files.report import BenchRun
 from splitdesk.core.measure.server_metrics import LoadSample, load_series, series_record
 from splitdesk.core.run.events import (
+    ConnectionOpened,
     PhaseStarted,
     RequestPlanned,
     RunEnded,
@@ -74,6 +75,8 @@ def merged_events(parts: Sequence[tuple[RunState, EventLog]], mode: str) -> list
             if isinstance(ev, RunStarted):
                 continue
             changes: dict[str, object] = {"t": ev.t + shift}
+            if isinstance(ev, ConnectionOpened):  # its other moment on the run's clock
+                changes["started"] = ev.started + shift
             req = getattr(ev, "req", None)
             if isinstance(req, int):
                 changes["req"] = req + base
