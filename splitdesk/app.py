@@ -457,8 +457,17 @@ def run_gui(opts: GuiOptions) -> int:
     wake.timeout.connect(lambda: None)
 
     def finished(state: RunState) -> None:
-        if any(r.outcome == "failed" for r in state.requests):
+        failed = [r for r in state.requests if r.outcome == "failed"]
+        if failed:
             result["status"] = 1
+            if opts.quit:  # the window closes by itself: say why on stderr, as bench does
+                first = next((r.error.message for r in failed if r.error is not None), "")
+                cause = f": {first}" if first else ""
+                print(
+                    f"splitdesk: {len(failed)} of {len(state.requests)} requests failed{cause}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if opts.screenshot is not None or opts.quit:
             spawn(after_run())
 

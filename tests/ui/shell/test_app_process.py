@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -140,3 +141,35 @@ def test_a_bad_window_size_is_refused_in_one_line(tmp_path: Path) -> None:
         "splitdesk: error: argument --size: '1280by720': expected WIDTHxHEIGHT, e.g. 1280x720 "
         "(see splitdesk --help)"
     ]
+
+
+def test_a_run_that_failed_says_why_on_stderr_when_the_window_quits(tmp_path: Path) -> None:
+    """``--run --quit`` against an endpoint where nothing listens: exit 1 and one line on
+    stderr with the cause, as ``bench`` says it (the window closed by itself in silence)."""
+    with socket.socket() as s:  # a free port: nothing listens on it once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "splitdesk",
+            "--endpoint",
+            f"http://127.0.0.1:{port}/v1",
+            "--model",
+            "x",
+            "--run",
+            "--quit",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("splitdesk: ")]
+    assert len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("splitdesk: 6 of 6 requests failed: ")
+    assert "connection refused" in lines[0].lower() or "nothing listens" in lines[0]
+    assert "Traceback" not in proc.stderr
