@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 import shiboken6
-from PySide6.QtCore import QPoint, QRect, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
@@ -74,6 +74,14 @@ class PaneGrid(QScrollArea):
         self.setWidget(self._inner)
         self._columns = 0
         self._relayout_pending = False
+        # "+N more" counted again whenever the grid's inner widget is laid out anew (a
+        # pane's height changes after the relayout that counted: "+5 more" had stayed
+        # beside 4 panes out of sight); coalesced to one count per turn
+        self._more_timer = QTimer(self)
+        self._more_timer.setSingleShot(True)
+        self._more_timer.setInterval(0)
+        self._more_timer.timeout.connect(self._update_more)
+        self._inner.installEventFilter(self)
 
     def clear(self) -> None:
         """Remove every pane (:func:`dispose`) and show the placeholder."""
@@ -284,6 +292,17 @@ class PaneGrid(QScrollArea):
         else:
             self.more_label.setText(f"+{len(hidden)} more {arrow} scroll" if hidden else "")
         self.more_label.setVisible(bool(hidden))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The inner widget laid out or resized: count "+N more" again, next turn."""
+        # QScrollArea filters its own children's events from its constructor on
+        inner, timer = self.__dict__.get("_inner"), self.__dict__.get("_more_timer")
+        if timer is not None and watched is inner and event.type() in (
+            QEvent.Type.LayoutRequest,
+            QEvent.Type.Resize,
+        ):
+            timer.start()
+        return super().eventFilter(watched, event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

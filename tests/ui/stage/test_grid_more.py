@@ -105,3 +105,23 @@ async def test_a_failed_pane_whose_error_begins_in_sight_is_not_more(qtbot: Any)
     view = shown(grid)
     assert view.contains(failed.geometry().topLeft()) and view.bottom() < error.bottom()
     assert failed not in grid.hidden_panes()
+
+
+@pytest.mark.asyncio
+async def test_the_count_follows_the_panes_when_they_change_height(qtbot: Any) -> None:
+    """Panes that grow after the grid counted them are counted again: the note always
+    says how many are out of sight."""
+    grid = await grid_of(qtbot, 6, 420, 330)
+    before = len(grid.hidden_panes())
+    for pane in grid.panes:  # taller panes: more of them out of sight, no grid resize
+        pane.setMinimumHeight(pane.height() * 2)
+    await wait_until(
+        lambda: len(grid.hidden_panes()) > before,
+        5,
+        "the taller panes laid out, more of them out of sight",
+    )
+    await wait_until(
+        lambda: grid.more_label.text().startswith(f"+{len(grid.hidden_panes())} more"),
+        5,
+        "the note to count the panes out of sight",
+    )
