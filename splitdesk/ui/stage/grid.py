@@ -297,9 +297,14 @@ class PaneGrid(QScrollArea):
         """The inner widget laid out or resized: count "+N more" again, next turn."""
         # QScrollArea filters its own children's events from its constructor on
         inner, timer = self.__dict__.get("_inner"), self.__dict__.get("_more_timer")
-        if timer is not None and watched is inner and event.type() in (
-            QEvent.Type.LayoutRequest,
-            QEvent.Type.Resize,
+        if (
+            timer is not None
+            and watched is inner
+            and event.type()
+            in (
+                QEvent.Type.LayoutRequest,
+                QEvent.Type.Resize,
+            )
         ):
             timer.start()
         return super().eventFilter(watched, event)
