@@ -444,6 +444,9 @@ class RequestPane(QFrame):
         self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
         self.error = QLabel("")
         self.error.setObjectName("error")
+        # the server's words as they came: an HTML error page is text here, never laid
+        # out as rich text (on the GUI thread) or shown as markup
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)

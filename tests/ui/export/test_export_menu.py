@@ -107,7 +107,11 @@ def _ffmpeg_children() -> list[int]:
     """This process's child processes running ffmpeg (``/proc``), zombies included."""
     found = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
+        try:  # a thread that ended between the listing and the read has no children
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for pid in kids:
             with contextlib.suppress(OSError):
                 if b"ffmpeg" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     found.append(int(pid))
