@@ -48,6 +48,9 @@ class Interrupt:
             try:
                 loop.add_signal_handler(sig, self.stop)
             except (RuntimeError, ValueError, NotImplementedError):
+                # not the main thread (ValueError), a loop without signal support
+                # (NotImplementedError: Windows' proactor) or one closing: Python's own
+                # handling stays for this signal, as the docstring says
                 continue
             self._installed.append(sig)
 

@@ -645,6 +645,7 @@ class Stage(QWidget):
         panes are built so, and its end shown so."""
         if build_no != self._build_no:
             return  # a newer run's panes replaced these
+        # a work budget per turn, not a measurement: no figure reads this clock
         end = time.perf_counter() + BUILD_SLICE_MS / 1000
         while pending() and time.perf_counter() < end:
             step()
