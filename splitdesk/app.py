@@ -58,6 +58,11 @@ from splitdesk.ui.shell.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
+#: How long after the window first shows its built objects are frozen out of the garbage
+#: collector's scans (ms; :func:`~splitdesk.ui.common.gc.freeze_built_window`): once it
+#: has painted, before a person can have typed a question.
+FREEZE_AFTER_MS = 300
+
 
 @dataclass(frozen=True)
 class WindowEndpoint:
@@ -489,7 +494,10 @@ def run_gui(opts: GuiOptions) -> int:
 
     window.runFinished.connect(finished)
     window.show()
-    freeze_built_window()  # the window as built: out of every later collection's scan
+    # The window as built goes out of every later collection's scan — after its first
+    # paint, not before: the full collection that precedes the freeze takes 50-100 ms,
+    # which the window's first appearance no longer waits for (issue 25's cold start).
+    QTimer.singleShot(FREEZE_AFTER_MS, freeze_built_window)
     # Painting yields the CPU to the measurement when it is short; the controller's spawner
     # threads, made above, keep their priority for its children (splitdesk/ui/priority.py).
     lower_gui_priority()

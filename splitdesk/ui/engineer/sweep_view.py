@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-import pyqtgraph.exporters as pg_exporters
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
@@ -366,6 +365,8 @@ class SweepView(QDialog):
         """The plot (curves, legend, axes) drawn at ``scale`` × its size on screen."""
         item = self.plot.getPlotItem()
         rect = item.sceneBoundingRect()
+        import pyqtgraph.exporters as pg_exporters  # on first export, not at start (svg_fix)
+
         exporter = pg_exporters.ImageExporter(item)
         exporter.parameters()["width"] = max(1, round(rect.width() * scale))
         image: QImage = exporter.export(toBytes=True)

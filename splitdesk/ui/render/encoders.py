@@ -38,12 +38,17 @@ import subprocess
 import tempfile
 import weakref
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import numpy as np
-from PIL import GifImagePlugin, Image
 
 from splitdesk.core.files.atomic import AtomicFile
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+# Pillow is imported where a GIF is written, not when the window starts (about 60 ms of a
+# cold start for a window that may never export a GIF; issue 25).
 
 #: Largest side of an animation (pixels) and highest frame rate: a 4K 60 fps video is
 #: the most a slide can use; more only makes huge files.
@@ -114,6 +119,8 @@ class GifWriter:
         check_size(size, fps, "gif")
         self.path, self.size, self.fps = path, size, fps
         self.frames = 0
+        from PIL import Image
+
         first = self._image(palette_from)
         self._palette = first.quantize(colors=GIF_COLORS - 1, method=Image.Quantize.MEDIANCUT)
         colours = (self._palette.getpalette() or [])[: 3 * (GIF_COLORS - 1)]
@@ -127,18 +134,24 @@ class GifWriter:
     def _image(self, rgb: bytes) -> Image.Image:
         if len(rgb) != self.size[0] * self.size[1] * 4:
             raise EncodeError(f"a frame of {len(rgb)} bytes is not {self.size[0]}x{self.size[1]}")
+        from PIL import Image
+
         return Image.frombytes("RGB", self.size, rgb, "raw", "BGRX")
 
     def _delay_ms(self, k: int) -> int:
         return 10 * (round(100 * (k + 1) / self.fps) - round(100 * k / self.fps))
 
     def _indexed(self, pixels: np.ndarray[Any, np.dtype[np.uint8]]) -> Image.Image:
+        from PIL import Image
+
         image = Image.fromarray(pixels, "P")
         image.putpalette(self._colours)
         return image
 
     def write(self, rgb: bytes) -> None:
         """Add one frame."""
+        from PIL import GifImagePlugin, Image
+
         fp = self._fp
         if fp is None:
             raise EncodeError("the GIF was closed or aborted")

@@ -18,13 +18,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import pyqtgraph.exporters  # noqa: F401  (loads pyqtgraph.exporters.SVGExporter)
-
 _MARK = "_splitdesk_z_fix"
 
 
 def install() -> None:
-    """Patch ``pyqtgraph.exporters.SVGExporter.correctCoordinates`` (idempotent)."""
+    """Patch ``pyqtgraph.exporters.SVGExporter.correctCoordinates`` (idempotent). Imports
+    pyqtgraph's exporters here, on the first SVG export, not when the window starts (they
+    load ``xml.dom.minidom``: about 50 ms of a cold start for a window that may never
+    export)."""
+    import pyqtgraph.exporters  # noqa: F401  (loads pyqtgraph.exporters.SVGExporter)
+
     mod = sys.modules["pyqtgraph.exporters.SVGExporter"]
     original = mod.correctCoordinates
     if getattr(original, _MARK, False):

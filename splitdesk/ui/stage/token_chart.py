@@ -40,40 +40,54 @@ class TokenChart(QWidget):
         self.title.setWordWrap(True)
         self.title.setObjectName("sectionTitle")
         self.title.setFont(ui_font(scale, 0, bold=True))
-        self.plot = pg.PlotWidget(background=theme.window)
-        opaque_plot(self.plot)  # a frame of it repaints it alone
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.setMouseEnabled(x=False, y=False)
-        item = self.plot.getPlotItem()
-        font = ui_font(scale, -1)
-        for name in ("left", "bottom"):
-            axis = item.getAxis(name)
-            axis.setPen(pg.mkPen(theme.border))
-            axis.setTextPen(pg.mkPen(theme.text))
-            axis.setStyle(tickFont=font)
-        item.getAxis("bottom").setLabel("seconds", color=theme.muted)
-        colors = {"combined": theme.combined, "parallel": theme.accent}
         # the key in the title, never over the curves
         key = " &nbsp;".join(
-            f"<span style='color:{colors[group]}'>━</span>&nbsp;{name.replace(' ', '&nbsp;')}"
+            f"<span style='color:{self._colors()[group]}'>━</span>&nbsp;"
+            + name.replace(" ", "&nbsp;")
             for group, name in SERIES
         )
         self.title.setText(f"Tokens so far: {key}")
-        self.curves = {
-            group: item.plot([], [], name=name, pen=pg.mkPen(colors[group], width=3))
-            for group, name in SERIES
-        }
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addWidget(self.title)
-        lay.addWidget(self.plot, 1)
+        self._scale = scale
+        #: The plot and its curves, built the first time the chart is shown (hidden by
+        #: default: a pyqtgraph plot is ~50 ms of the window's cold start; issue 25).
+        self.plot: pg.PlotWidget | None = None
+        self.curves: dict[Group, pg.PlotDataItem] = {}
         self.source: Callable[[], RunState | None] = lambda: None
         self._seen: tuple[int, int] = (0, -1)
         self._ticker = QTimer(self)
         self._ticker.setInterval(FRAME_MS * 2)  # at most one redraw per two frames
         self._ticker.timeout.connect(self._tick)
+
+    def _colors(self) -> dict[Group, str]:
+        return {"combined": self.theme.combined, "parallel": self.theme.accent}
+
+    def _build_plot(self) -> None:
+        """Make the plot and its two curves (once, on first show)."""
+        plot = self.plot = pg.PlotWidget(background=self.theme.window)
+        opaque_plot(plot)  # a frame of it repaints it alone
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        item = plot.getPlotItem()
+        font = ui_font(self._scale, -1)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(self.theme.border))
+            axis.setTextPen(pg.mkPen(self.theme.text))
+            axis.setStyle(tickFont=font)
+        item.getAxis("bottom").setLabel("seconds", color=self.theme.muted)
+        colors = self._colors()
+        self.curves = {
+            group: item.plot([], [], name=name, pen=pg.mkPen(colors[group], width=3))
+            for group, name in SERIES
+        }
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.addWidget(plot, 1)
 
     def bind(self, source: Callable[[], RunState | None]) -> None:
         """Draw the run ``source()`` returns (the window's current run, live or replayed):
@@ -98,13 +112,17 @@ class TokenChart(QWidget):
         return {group: token_curve(state.group(group)) for group, _ in SERIES}
 
     def refresh(self) -> None:
-        """Redraw both curves from the run's traces."""
+        """Redraw both curves from the run's traces (nothing before the chart was first
+        shown: it has no plot yet)."""
         for group, points in self.data().items():
-            self.curves[group].setData([p[0] for p in points], [p[1] for p in points])
+            if group in self.curves:
+                self.curves[group].setData([p[0] for p in points], [p[1] for p in points])
 
     def showEvent(self, event: QShowEvent) -> None:
         """Shown: draw the current run at once, and follow it."""
         super().showEvent(event)
+        if self.plot is None:
+            self._build_plot()
         self._seen = (0, -1)
         self._tick()
         self._ticker.start()
