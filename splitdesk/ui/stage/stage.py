@@ -136,6 +136,9 @@ class Stage(QWidget):
         self._pending_after_finish: list[Callable[[], None]] = []
         self._lanes_wanted = 1
         self._divider_moved = False
+        #: The summary's lines that gave way to a short stage, the last gone last
+        #: (:meth:`_give_way`).
+        self._gave_way: list[str] = []
         self._auto_sizing = False
         self._sized = False
         self._layout = QVBoxLayout(self)
@@ -470,6 +473,7 @@ class Stage(QWidget):
         self.theme, self.scale = theme, scale
         self.look = look or self.look
         self._divider_moved = False
+        self._gave_way = []  # a new strip shows every line
         self._sized = False
         self._build(theme, scale, self.look)
         self.main_split.show()  # now, not at the next turn (as a layout would show it)
@@ -716,9 +720,10 @@ class Stage(QWidget):
         handle = self.main_split.handleWidth()
         return max(row, self.pane_split.minimumSizeHint().height()) + handle
 
-    def _below_timeline(self, width: int) -> int:
+    def _below_timeline(self, width: int, only: QWidget | None = None) -> int:
         """Pixels the other shown widgets under the panes (server lane, summary strip)
-        need at ``width``: wrapped text at its real height, not its size hint's guess."""
+        need at ``width``: wrapped text at its real height, not its size hint's guess
+        (``only``: that one widget's)."""
         lay = self.bottom.layout()
         total = 0
         for i in range(lay.count() if lay is not None else 0):
@@ -726,6 +731,8 @@ class Stage(QWidget):
             w = item.widget() if item is not None else None
             # the timeline itself, or the splitter holding it beside the tokens chart
             if w is None or w is self.timeline or w.isAncestorOf(self.timeline) or w.isHidden():
+                continue
+            if only is not None and w is not only:
                 continue
             inner = w.layout()
             if inner is not None and inner.hasHeightForWidth():
@@ -786,7 +793,7 @@ class Stage(QWidget):
         if summary.why_shown and why and need > room and need - why <= room:
             summary.set_why_shown(False)  # the strip re-lays out and fits the lanes again
             return
-        if not summary.why_shown and why and need + why <= room:
+        if not summary.why_shown and why and need + why <= room and "why" not in self._gave_way:
             summary.set_why_shown(True)
             return
         if wanted <= int(h * 0.6):
@@ -823,11 +830,68 @@ class Stage(QWidget):
         if self._sized and event.oldSize().height() != event.size().height():
             QTimer.singleShot(0, self, lambda: self._fit_timeline(self._lanes_wanted))
 
+    #: The summary's lines that give way on a stage too short for them, in order.
+    GIVE_WAY = ("split", "why", "payoff")
+
+    def _summary_room(self, width: int) -> int:
+        """Pixels the summary strip may take: the stage's height less the panes' least
+        (titles and one row of the tightest panes), the timeline's least and what else is
+        shown beneath it (the server lane)."""
+        h = self.main_split.height()
+        others = self._below_timeline(width) - self._below_timeline(width, only=self.summary)
+        return (
+            h - self._panes_min_height(h) - self.timeline_split.minimumSizeHint().height() - others
+        )
+
+    def _give_way(self, need: int, width: int) -> bool:
+        """One of the summary's :data:`GIVE_WAY` lines goes when the strip needs more than
+        :meth:`_summary_room`, or the last gone comes back when it fits again; whether one
+        changed (the strip then lays out again)."""
+        summary = self.summary
+        if not summary.isVisible() or self.main_split.height() <= 0:
+            return False
+        room = self._summary_room(width)
+        shown = {
+            "split": summary.split_shown and bool(summary.split_text),
+            "why": summary.why_shown and bool(summary.why_text),
+            "payoff": summary.payoff_shown and bool(summary.payoff.text()),
+        }
+        setters = {
+            "split": summary.set_split_shown,
+            "why": summary.set_why_shown,
+            "payoff": summary.set_payoff_shown,
+        }
+        if need > room:
+            part = next((p for p in self.GIVE_WAY if shown[p]), None)
+            if part is None:
+                return False
+            self._gave_way.append(part)
+            setters[part](False)
+            return True
+        if self._gave_way:
+            part = self._gave_way[-1]
+            text, label = {
+                "split": (summary.split_text, summary.explain),
+                "why": (summary.why_text, summary.explain),
+                "payoff": (summary.payoff.text(), summary.payoff),
+            }[part]
+            lay = summary.layout()
+            spacing = lay.spacing() if lay is not None else 0
+            if need + summary.line_px(label, text, width) + spacing <= room:
+                self._gave_way.pop()
+                setters[part](True)
+                return True
+        return False
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The summary strip's wrapped lines decide its height: a splitter would squeeze
         it and cut the headline's second line; the timeline above gives way instead (its
         lanes scroll). On a short stage the details line gives way first (shown on
-        hover)."""
+        hover); where the stage cannot hold the strip beside the panes' and the
+        timeline's least (a projector, one way after another), the split line, the Why
+        line and the payoff line follow, in that order, one per layout pass, and come
+        back, last gone first, once they fit again (:meth:`_summary_room`). A window is
+        never made taller than asked for the strip's sake."""
         if watched is self.summary and event.type() in (
             QEvent.Type.LayoutRequest,
             QEvent.Type.Resize,
@@ -843,10 +907,14 @@ class Stage(QWidget):
                     need = lay.totalHeightForWidth(width)
                 if details.isHidden() and details.text() and summary.why_shown:
                     extra = details.heightForWidth(width) + lay.spacing()
-                    if need + extra <= share:
+                    if need + extra <= share and not self._gave_way:
                         details.show()
                         need += extra
-                hover = [summary.why_text] if not summary.why_shown else []
+                if self._give_way(need, width):
+                    return super().eventFilter(watched, event)  # the strip lays out again
+                hover = [summary.split_text] if not summary.split_shown else []
+                hover += [summary.why_text] if not summary.why_shown else []
+                hover += [summary.payoff.text()] if not summary.payoff_shown else []
                 hover += [details.text()] if details.isHidden() and details.text() else []
                 summary.setToolTip("<br>".join(t for t in hover if t))
                 if need > 0 and need != self.summary.maximumHeight():

@@ -187,6 +187,14 @@ class SummaryStrip(QFrame):
         self.why_shown = True
         #: The Why line as last written (with its notes), shown or not.
         self.why_text = ""
+        #: The speed-up split line ("4.38× = 1.03× … × 4.24× …") is shown (False on a stage
+        #: too short for every line: it gives way to the tooltip, :meth:`set_split_shown`).
+        self.split_shown = True
+        #: The split line as last written, shown or not (``""``: none).
+        self.split_text = ""
+        #: The payoff line is shown (False on a stage too short for every line, where even
+        #: the Why line has given way; its text stays in :attr:`payoff`).
+        self.payoff_shown = True
         self._explained: tuple[RunState, RunSummary, Diagnosis, bool] | None = None
         self._diagnosed_at = -1
         self.banner = QLabel("")
@@ -280,6 +288,7 @@ class SummaryStrip(QFrame):
         self.predictions = None
         self.headline.setText(text)
         self.details.setText("")
+        self.payoff.setText("")
         self.payoff.hide()
         self._reset_explanation()
 
@@ -305,6 +314,7 @@ class SummaryStrip(QFrame):
         self.observer = None
         self.headline.setText("Sending…")
         self.details.setText("")
+        self.payoff.setText("")
         self.payoff.hide()
         self._reset_explanation()
         self.unbind()
@@ -421,14 +431,32 @@ class SummaryStrip(QFrame):
 
     def why_px(self, width: int) -> int:
         """Pixels the Why line takes in the explanation at ``width`` (0: none written)."""
-        if not self.why_text:
+        return self.line_px(self.explain, self.why_text, width)
+
+    def line_px(self, label: QLabel, text: str, width: int) -> int:
+        """Pixels ``text`` takes as a line of ``label``'s font at ``width`` (0: no text)."""
+        if not text:
             return 0
         probe = QLabel()
-        probe.setFont(self.explain.font())
+        probe.setFont(label.font())
         probe.setTextFormat(Qt.TextFormat.RichText)
         probe.setWordWrap(True)
-        probe.setText(self.why_text)
+        probe.setText(text)
         return probe.heightForWidth(max(width, 1))
+
+    def set_split_shown(self, shown: bool) -> None:
+        """Show the speed-up split line, or leave it out (its text then in
+        :attr:`split_text`, for the strip's tooltip)."""
+        if shown != self.split_shown:
+            self.split_shown = shown
+            if self._explained is not None:
+                self._explain(*self._explained)
+
+    def set_payoff_shown(self, shown: bool) -> None:
+        """Show the payoff line (when it has a text), or leave it out (for the tooltip)."""
+        if shown != self.payoff_shown:
+            self.payoff_shown = shown
+            self.payoff.setVisible(shown and bool(self.payoff.text()))
 
     def set_why_shown(self, shown: bool) -> None:
         """Show the Why line, or leave it out (its text then in :attr:`why_text`, for the
@@ -452,13 +480,16 @@ class SummaryStrip(QFrame):
         else:
             self.banner.hide()
         lines = []
+        self.split_text = ""
         dec = decompose_groups(summary.groups) if self.show_predictions else None
         if dec is not None:
-            lines.append(
+            self.split_text = (
                 f"<b>{dec.speedup:.2f}×</b> = <b>{dec.prompt_shape_factor:.2f}×</b> from the "
                 "prompt's shape (combined → sequential) × "
                 f"<b>{dec.concurrency_factor:.2f}×</b> from concurrency (sequential → parallel)"
             )
+            if self.split_shown:
+                lines.append(self.split_text)
         if failure is None:  # the banner already says why
             self.plain = plain_words(state, summary, d)  # core/analyse/plain.py
             lines.insert(0, f"<b>{escape(self.plain, quote=False)}</b>")
@@ -540,7 +571,7 @@ class SummaryStrip(QFrame):
                 self.payoff.setText(
                     f"{lead} <b>{c_at}</b> in the combined reply vs <b>{p_at}</b> in parallel"
                 )
-                self.payoff.show()
+                self.payoff.setVisible(self.payoff_shown)
             if c.all_started_s is not None and p.all_started_s is not None:
                 parts.append(
                     f"all answers started {_s(c.all_started_s, 2)} vs {_s(p.all_started_s, 2)}"

@@ -615,3 +615,35 @@ async def test_the_why_line_gives_way_to_every_lane(
     else:
         assert summary.why_shown and summary.why_text in summary.explain.text()
     check_summary(window)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("size", "scale"), SIZES[1:3], ids=lambda v: str(v))
+async def test_three_ways_keep_the_window_the_size_asked(
+    sim_batching: Any, window_at: Any, size: tuple[int, int], scale: float
+) -> None:
+    """Combined, sequential and parallel one after another: at 1280×720 ×1.5 the summary's
+    speed-up split and Why lines give way to its tooltip so the window stays 720 pixels
+    tall (its strip of eight lines had made the window 789 tall: 69 pixels off a
+    projector's screen); at 1920×1080 every line stays. The plain words stay at both."""
+    questions = question_set(5).texts
+    plan = make_plan("one-after-another", questions, CombinedTemplate(), None, with_sequential=True)
+    events: list[RunEvent] = []
+    endpoint = EndpointConfig(sim_batching.openai_base_url, "openai-chat", "splitdesk-sim")
+    await Runner(RunConfig(endpoint), events.append).run(questions, plan)
+    window = window_at(size, scale, AppSettings(question_set=question_set(5)))
+    await replay_into(window, plan, questions, events)
+    summary = window.stage.summary
+    assert window.size().toTuple() == size, f"the window is {window.size().toTuple()}"
+    assert window.minimumSizeHint().height() <= size[1]
+    assert summary.split_text and summary.why_text.startswith("<b>Why:</b>")
+    assert summary.plain and summary.plain in summary.explain.text()  # always stays
+    if size == (1280, 720):
+        assert not summary.split_shown and summary.split_text not in summary.explain.text()
+        assert not summary.why_shown and "Why:" not in summary.explain.text()
+        assert summary.split_text in summary.toolTip() and summary.why_text in summary.toolTip()
+    else:
+        assert summary.split_shown and summary.split_text in summary.explain.text()
+        assert summary.why_shown and summary.why_text in summary.explain.text()
+        assert summary.payoff.isVisible() and "appeared after" in summary.payoff.text()
+    check_summary(window)
