@@ -119,3 +119,17 @@ async def test_a_proxy_that_refuses_is_named_not_the_server(
     assert message.startswith(f"cannot connect to the proxy http://user:***@127.0.0.1:{dead}")
     assert "set by HTTP_PROXY (connection refused" in message and "NO_PROXY" in message
     assert "hunter2" not in message and "is the server running" not in message
+
+
+@pytest.mark.asyncio
+async def test_an_html_page_labelled_an_event_stream_is_named_for_what_it_is() -> None:
+    """A 200 labelled ``text/event-stream`` whose body is an HTML page: the error says the
+    stream held no event and shows the page's start (it said "expected an event stream,
+    got text/event-stream")."""
+    page = b"<html><body><h1>Sign in to the gateway</h1></body></html>"
+    async with ReplayServer(200, {"content-type": "text/event-stream"}, [page], 0.001) as srv:
+        trace = await one_request(srv.url + "/v1", "openai-chat")
+    assert trace.error is not None and trace.error.kind == ErrorKind.PROTOCOL
+    message = trace.error.message
+    assert "labelled text/event-stream, holds no event" in message, message
+    assert "Sign in to the gateway" in message and "expected an event stream" not in message
