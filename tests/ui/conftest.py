@@ -21,6 +21,20 @@ from splitdesk.ui.run.controller import RunController
 from splitdesk.ui.shell.main_window import MainWindow
 
 
+async def tasks_left() -> list[asyncio.Task[Any]]:
+    """The asyncio tasks still running once every spawned task has ended (waited for up to
+    10 s): none, when the closed windows left nothing behind. A fixture that closes its
+    windows checks this before the test's loop is closed — a task left to the loop's own
+    cancel-everything at its close could wait for ever (qasync's loop then never stops)."""
+    await wait_until(lambda: tasks.pending() == 0, 10, "every spawned task has ended")
+    here = asyncio.current_task()
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if t is not here and type(t.get_coro()).__name__ != "async_generator_athrow"
+    ]
+
+
 @pytest.fixture(autouse=True)
 def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Settings and auto-saved recordings go to a temporary folder, never the user's."""
@@ -103,13 +117,7 @@ async def make_window(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
             window.close()
             await wait_signal(window.closed, 30, "the window closed at the end of the test")
     # Closed windows leave nothing running: no task, no engine thread, no child process.
-    await wait_until(lambda: tasks.pending() == 0, 10, "every spawned task has ended")
-    here = asyncio.current_task()
-    left = [
-        t
-        for t in asyncio.all_tasks()
-        if t is not here and type(t.get_coro()).__name__ != "async_generator_athrow"
-    ]
+    left = await tasks_left()
     assert not left, f"tasks left after closing the window: {left}"
     for window in made:
         assert not window.controller.engine.alive

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QToolBar, QWidget
-from ui.conftest import wait_signal, wait_until
+from ui.conftest import tasks_left, wait_signal, wait_until
 from ui.shell.test_geometry import assert_disjoint, check_grid, check_timeline, rect_in, text_fits
 
 from splitdesk.core.analyse.diagnosis import diagnose_state
@@ -68,6 +68,9 @@ async def window_sized(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
         if not window._closed:
             window.close()
             await wait_signal(window.closed, 30, "the window closed at the end of the test")
+    left = await tasks_left()  # before the loop closes: a task left there could hang it
+    assert not left, f"tasks left after closing the window: {left}"
+    for window in made:
         window.deleteLater()
     app.setStyleSheet(saved[1])
     app.setFont(saved[0])

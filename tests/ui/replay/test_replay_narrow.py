@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QToolBar, QToolButton, QWidget
-from ui.conftest import wait_signal, wait_until
+from ui.conftest import tasks_left, wait_signal, wait_until
 
 from splitdesk.core.files.recording import load_recording
 from splitdesk.core.files.settings import AppSettings
@@ -48,6 +48,9 @@ async def window_at_scale(qtbot: Any) -> AsyncIterator[Callable[[float], MainWin
         if not window._closed:
             window.close()
             await wait_signal(window.closed, 10)
+    left = await tasks_left()  # before the loop closes: a task left there could hang it
+    assert not left, f"tasks left after closing the window: {left}"
+    for window in made:
         window.deleteLater()
     app.setStyleSheet(saved[1])
     app.setFont(saved[0])

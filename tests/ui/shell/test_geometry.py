@@ -20,7 +20,7 @@ import pytest_asyncio
 from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QLabel, QWidget
-from ui.conftest import wait_signal, wait_until
+from ui.conftest import tasks_left, wait_signal, wait_until
 
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.measure.runner import RunConfig, Runner
@@ -127,6 +127,9 @@ async def window_at(qtbot: Any) -> AsyncIterator[Callable[..., MainWindow]]:
         if not window._closed:
             window.close()
             await wait_signal(window.closed, 10)
+    left = await tasks_left()  # before the loop closes: a task left there could hang it
+    assert not left, f"tasks left after closing the window: {left}"
+    for window in made:
         window.deleteLater()
     app.setStyleSheet(saved[1])
     app.setFont(saved[0])
