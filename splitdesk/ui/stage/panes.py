@@ -161,20 +161,16 @@ class TextStream(QPlainTextEdit):
 
     def append_text(self, text: str, fmt: QTextCharFormat | None = None) -> None:
         """Insert ``text`` at the end (one edit, however long). Past
-        :data:`PANE_TEXT_LIMIT` characters, only the count of those held back shows."""
+        :data:`PANE_TEXT_LIMIT` characters, only the count of those held back shows, on
+        the pane's last line (rewritten alone: the text above is not laid out again)."""
         if not text:
             return
         room = PANE_TEXT_LIMIT - self.shown_chars
-        if room <= 0:
-            self._hold_back(len(text))
-            return
-        if len(text) > room:
-            rest = len(text) - room
+        rest = max(0, len(text) - max(0, room))
+        if room > 0:
             text = text[:room]
-        else:
-            rest = 0
-        self._check_runs(text)
-        self.shown_chars += len(text)
+            self._check_runs(text)
+            self.shown_chars += len(text)
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
@@ -182,11 +178,25 @@ class TextStream(QPlainTextEdit):
         # cursor's x, and the document is laid out once, when the block ends (issue 13)
         cursor.beginEditBlock()
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text, fmt if fmt is not None else QTextCharFormat())
-        cursor.endEditBlock()
+        if room > 0:
+            cursor.insertText(text, fmt if fmt is not None else QTextCharFormat())
         if rest:
-            self._hold_back(rest)
-        elif follow:
+            if self.held_back:  # the note's line: select it, to write it anew
+                cursor.movePosition(
+                    QTextCursor.MoveOperation.StartOfBlock, QTextCursor.MoveMode.KeepAnchor
+                )
+            else:
+                cursor.insertBlock()
+            self.held_back += rest
+            note = QTextCharFormat()
+            note.setFontItalic(True)
+            cursor.insertText(
+                f"… {self.held_back:,} more characters (the full text is in the recording "
+                "and exports)",
+                note,
+            )
+        cursor.endEditBlock()
+        if follow or rest:
             self.scroll_to_end()
 
     def _check_runs(self, text: str) -> None:
@@ -201,28 +211,6 @@ class TextStream(QPlainTextEdit):
         if max(map(len, words)) >= LONG_RUN:
             self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
         self._run_tail = "" if text[-1].isspace() else words[-1][-LONG_RUN:]
-
-    def _hold_back(self, n: int) -> None:
-        """Count ``n`` more characters past the limit, on the pane's last line."""
-        first = self.held_back == 0
-        self.held_back += n
-        note = (
-            f"… {self.held_back:,} more characters (the full text is in the recording and exports)"
-        )
-        cursor = QTextCursor(self.document())
-        cursor.beginEditBlock()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if first:
-            cursor.insertBlock()
-        else:
-            cursor.movePosition(
-                QTextCursor.MoveOperation.StartOfBlock, QTextCursor.MoveMode.KeepAnchor
-            )
-        fmt = QTextCharFormat()
-        fmt.setFontItalic(True)
-        cursor.insertText(note, fmt)
-        cursor.endEditBlock()
-        self.scroll_to_end()
 
     def scroll_to_end(self) -> None:
         """Show the end: the last line that has text at the bottom of the view (not the
