@@ -92,8 +92,8 @@ def proxy_for(url: str) -> tuple[str, str] | None:
     return proxies.get(target.scheme) or proxies.get("all")
 
 
-def _shown(proxy: str) -> str:
-    """A proxy URL without its password."""
+def shown_proxy(proxy: str) -> str:
+    """``proxy`` (a URL) as it may be shown: its password replaced by ``***``."""
     parts = urlsplit(proxy)
     if parts.password:
         netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
@@ -106,12 +106,12 @@ def proxy_problem(proxy: str, variable: str) -> str | None:
     scheme = urlsplit(proxy).scheme.lower()
     if scheme not in _KNOWN_PROXY_SCHEMES:
         return (
-            f"{variable}={_shown(proxy)}: httpx cannot use a '{scheme}' proxy "
+            f"{variable}={shown_proxy(proxy)}: httpx cannot use a '{scheme}' proxy "
             f"(it knows {', '.join(_KNOWN_PROXY_SCHEMES)}) — fix or unset {variable}"
         )
     if scheme.startswith("socks") and importlib.util.find_spec("socksio") is None:
         return (
-            f"{variable}={_shown(proxy)} is a SOCKS proxy, which needs the 'socksio' package "
+            f"{variable}={shown_proxy(proxy)} is a SOCKS proxy, which needs the 'socksio' package "
             "(pip install 'httpx[socks]'), not installed here — install it, unset "
             f"{variable}, or add this host to NO_PROXY"
         )
