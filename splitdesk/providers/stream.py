@@ -44,7 +44,7 @@ from splitdesk.providers.base import (
     error_message,
 )
 from splitdesk.providers.retry_after import parse_retry_after, retry_hint
-from splitdesk.providers.sse import ERROR_FIELD, EventStream
+from splitdesk.providers.sse import ERROR_FIELD, MAX_EVENT_CHARS, EventStream, EventTooLargeError
 
 #: A UTF-8 byte-order mark: dropped where a body begins with one (RFC 8259 §8.1 lets a
 #: JSON parser ignore it; WHATWG's event-stream parser ignores it).
@@ -293,7 +293,12 @@ async def _sse(
                     continue
                 if len(head) < 200:
                     head += text[:200]
-                for event, data in feed(text):
+                try:
+                    found = feed(text)
+                except EventTooLargeError as exc:  # the events before it were yielded: kept
+                    yield _protocol(t_ns, str(exc))
+                    return
+                for event, data in found:
                     saw_event = True
                     if event == ERROR_FIELD:
                         for delta in decoder.on_sse_error_field(data, t_ns):
@@ -323,7 +328,12 @@ async def _sse(
     if not ended:
         # The body ended without a terminator: an event missing its blank line still counts.
         tail = utf8.decode(b"", final=True)
-        for event, data in (feed(tail) if tail else []) + events.finish():
+        try:
+            found = (feed(tail) if tail else []) + events.finish()
+        except EventTooLargeError as exc:
+            yield _protocol(t_ns, str(exc))
+            return
+        for event, data in found:
             if event != ERROR_FIELD and not is_terminator(data):
                 saw_event = True
                 for delta in _decode_tail(decoder, data, event, t_ns):
@@ -346,10 +356,20 @@ async def _sse(
         yield delta
 
 
+def _line_too_long(limit: int) -> str:
+    return (
+        f"one NDJSON line ran past {limit:,} bytes ({limit / 2**20:g} MiB) without its end: "
+        "splitdesk's bound on one line; the stream was cut there (the lines before it are kept)"
+    )
+
+
 async def _ndjson(
     response: httpx.Response, decoder: StreamDecoder, clock: Clock
 ) -> AsyncGenerator[Delta, None]:
-    buffer = b""
+    # the line under way; only each new read is searched for its end, so a long line costs
+    # time linear in its length (``bytes +=`` and a split of the whole buffer per read were
+    # quadratic), and a line past MAX_EVENT_CHARS bytes ends the request with a clear error
+    buffer = bytearray()
     t_ns = clock()
     first = True
     ended = False  # the done line arrived: the request ends there (module doc)
@@ -359,10 +379,20 @@ async def _ndjson(
                 if ended:
                     continue  # read after the last line (the connection is being cut)
                 t_ns = clock()
-                buffer += chunk
                 if b"\n" not in chunk:
+                    buffer += chunk
+                    if len(buffer) > MAX_EVENT_CHARS:
+                        yield _protocol(t_ns, _line_too_long(MAX_EVENT_CHARS))
+                        return
                     continue
-                *complete, buffer = buffer.split(b"\n")
+                head, _, tail = chunk.rpartition(b"\n")
+                buffer += head
+                complete = buffer.split(b"\n")
+                # a line here can pass the bound only when the buffer does
+                if len(buffer) > MAX_EVENT_CHARS and max(map(len, complete)) > MAX_EVENT_CHARS:
+                    yield _protocol(t_ns, _line_too_long(MAX_EVENT_CHARS))
+                    return
+                buffer = bytearray(tail)
                 for raw in complete:
                     if first:
                         raw, first = raw.removeprefix(_BOM_BYTES), False

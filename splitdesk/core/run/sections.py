@@ -234,6 +234,12 @@ _BARE_RE = re.compile(r"(\d{1,3})[.)](\s|\*|_|$)")
 _BARE_PARTIAL_RE = re.compile(r"\d{1,3}[.)]?")
 
 
+#: Characters of a line after which it is decided whether it opens a section: a marker
+#: and its decoration (``### 1. **Answer 1:**``) come well within them, and a line of
+#: decoration that went on for ever would be re-read on every piece.
+UNDECIDED_CHARS = 256
+
+
 class SectionParser:
     """Finds where each of ``n_questions`` answers starts and ends in a streamed text, by
     the template ``marker`` (module docstring; ``{k}`` stands for the number).
@@ -259,7 +265,8 @@ class SectionParser:
         self.current: int | None = None
         self._best_seen: Level | None = None  # most trusted marker level that opened one
         self._offset = 0  # characters consumed
-        self._line = ""  # current line so far
+        self._line = ""  # current line so far, while it may still open a section
+        self._line_blank = True  # the current line has only spaces so far
         self._line_start = 0
         self._decided = False
         self._blank_before = True  # the previous line was blank (or this is the first)
@@ -277,13 +284,20 @@ class SectionParser:
                 self._end_line(t, events)
                 self._offset += 1
             if piece:
-                self._line += piece
                 self._offset += len(piece)
                 if piece.strip():
                     self._line_content_t = t
+                    self._line_blank = False
+                # a decided line is kept only while its marker's punctuation may go on:
+                # copying the whole line per piece was quadratic in a long line (one
+                # 800 KB line in 4-character pieces took 35 s; issue 21)
                 if not self._decided:
-                    self._classify(final=False, t=t, events=events)
+                    self._line += piece
+                    # a marker comes within a line's first characters: past them, decide
+                    final = len(self._line) > UNDECIDED_CHARS
+                    self._classify(final=final, t=t, events=events)
                 elif self._open_header is not None:
+                    self._line += piece
                     self._extend_header()
         return events
 
@@ -302,7 +316,8 @@ class SectionParser:
     def _end_line(self, t: float, events: list[SectionEvent]) -> None:
         if not self._decided:
             self._classify(final=True, t=t, events=events)
-        self._blank_before = not self._line.strip()
+        self._blank_before = self._line_blank
+        self._line_blank = True
         if self._line_content_t is not None:
             self._last_content_t = self._line_content_t
         self._line = ""

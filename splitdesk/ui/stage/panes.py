@@ -24,6 +24,7 @@ from PySide6.QtGui import (
     QResizeEvent,
     QTextCharFormat,
     QTextCursor,
+    QTextOption,
 )
 from PySide6.QtWidgets import (
     QFrame,
@@ -65,6 +66,17 @@ STATE_LABELS = {
 }
 
 
+#: The most characters a pane lays out (about 12,000 tokens of prose). Past it the pane
+#: shows one line, "… N more characters", and lays out nothing more: Qt lays out a
+#: paragraph whole on every append, so one endless paragraph would cost more per frame the
+#: longer it grew. The full text stays in the run (RequestTrace), recordings and exports.
+PANE_TEXT_LIMIT = 50_000
+#: A run of this many characters with no space (base64, a minified blob) switches the pane
+#: to wrap anywhere: Qt's word-boundary wrapping rescans an unbroken run for every line it
+#: breaks, quadratic in the run's length (200 KB took 4.4 s to lay out; issue 21).
+LONG_RUN = 1_000
+
+
 def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (Qt document positions)."""
     return len(text.encode("utf-16-le")) // 2
@@ -88,6 +100,10 @@ class TextStream(QPlainTextEdit):
         #: Scrolled to the end, show the last line with text (compact panes).
         self.last_text_line = False
         self._fitting = False  #: inside :meth:`whole_lines`
+        #: Characters laid out (at most :data:`PANE_TEXT_LIMIT`) and held back past it.
+        self.shown_chars = 0
+        self.held_back = 0
+        self._run_tail = ""  # the text's last unbroken run, up to LONG_RUN characters
         self.verticalScrollBar().valueChanged.connect(lambda _v: self.whole_lines())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
@@ -144,9 +160,17 @@ class TextStream(QPlainTextEdit):
         return False
 
     def append_text(self, text: str, fmt: QTextCharFormat | None = None) -> None:
-        """Insert ``text`` at the end (one edit, however long)."""
+        """Insert ``text`` at the end (one edit, however long). Past
+        :data:`PANE_TEXT_LIMIT` characters, only the count of those held back shows, on
+        the pane's last line (rewritten alone: the text above is not laid out again)."""
         if not text:
             return
+        room = PANE_TEXT_LIMIT - self.shown_chars
+        rest = max(0, len(text) - max(0, room))
+        if room > 0:
+            text = text[:room]
+            self._check_runs(text)
+            self.shown_chars += len(text)
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
@@ -154,10 +178,39 @@ class TextStream(QPlainTextEdit):
         # cursor's x, and the document is laid out once, when the block ends (issue 13)
         cursor.beginEditBlock()
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text, fmt if fmt is not None else QTextCharFormat())
+        if room > 0:
+            cursor.insertText(text, fmt if fmt is not None else QTextCharFormat())
+        if rest:
+            if self.held_back:  # the note's line: select it, to write it anew
+                cursor.movePosition(
+                    QTextCursor.MoveOperation.StartOfBlock, QTextCursor.MoveMode.KeepAnchor
+                )
+            else:
+                cursor.insertBlock()
+            self.held_back += rest
+            note = QTextCharFormat()
+            note.setFontItalic(True)
+            cursor.insertText(
+                f"… {self.held_back:,} more characters (the full text is in the recording "
+                "and exports)",
+                note,
+            )
         cursor.endEditBlock()
-        if follow:
+        if follow or rest:
             self.scroll_to_end()
+
+    def _check_runs(self, text: str) -> None:
+        """Wrap anywhere once the text holds an unbroken run of :data:`LONG_RUN`
+        characters (linear in ``text``: only its run joined to the last one is looked at)."""
+        if self.wordWrapMode() == QTextOption.WrapMode.WrapAnywhere:
+            return
+        words = (self._run_tail + text).split()
+        if not words:
+            self._run_tail = ""
+            return
+        if max(map(len, words)) >= LONG_RUN:
+            self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
+        self._run_tail = "" if text[-1].isspace() else words[-1][-LONG_RUN:]
 
     def scroll_to_end(self) -> None:
         """Show the end: the last line that has text at the bottom of the view (not the
@@ -822,7 +875,8 @@ class CombinedPane(RequestPane):
 
     def append_answer(self, text: str) -> None:
         super().append_answer(text)
-        self._prefix += text
+        if len(self._prefix) < PANE_TEXT_LIMIT:  # only the text laid out maps to the document
+            self._prefix += text[: PANE_TEXT_LIMIT - len(self._prefix)]
         self._paint_headings()
 
     def _to_doc(self, offset: int) -> int:

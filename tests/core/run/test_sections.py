@@ -359,3 +359,28 @@ def test_a_hash_before_the_number_and_a_bold_symbol_template() -> None:
     assert MarkerPattern.from_marker("**#{k}**").prefix == (("lit", "#"),)
     plain = "#1 a\n**#2** b"
     assert bodies(parse(plain, 2, marker="**#{k}**"), plain) == {0: "a", 1: "b"}
+
+
+def test_a_4_mb_line_in_4_character_pieces_is_parsed_and_the_next_marker_found() -> None:
+    """Long unbroken answers (base64, a minified blob) streamed token by token: the old
+    parser copied the whole line per piece (800 KB took 35 s; this would pass the suite's
+    timeout), now each piece costs its own length."""
+    p = SectionParser(2)
+    p.feed("Answer 1: ", 0.0)
+    for _ in range(1024 * 1024):
+        p.feed("QUJD", 1.0)
+    p.feed("\nAnswer 2: ok", 2.0)
+    p.finish(3.0)
+    first, second = p.sections[0], p.sections[1]
+    line_end = 10 + 4 * 1024 * 1024
+    assert first.body_offset == 10 and first.end_offset == second.start_offset == line_end + 1
+    assert second.start_t == 2.0
+
+
+def test_a_line_of_decoration_that_goes_on_is_decided_and_the_next_marker_found() -> None:
+    p = SectionParser(1)
+    for _ in range(100_000):
+        p.feed("----", 0.0)  # a rule that never ends: decoration only, no marker
+    p.feed("\n\nAnswer 1: yes", 1.0)
+    p.finish(2.0)
+    assert p.sections[0].start_offset == 400_002 and p.sections[0].start_t == 1.0
