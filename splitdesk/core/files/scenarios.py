@@ -40,7 +40,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded_text
 from splitdesk.core.run.file_words import os_error_words
+from splitdesk.core.run.limits import QUESTION_FILE_BYTES
 from splitdesk.core.run.plans import Mode
 from splitdesk.core.run.questions import Question, QuestionSet, builtin_sets
 
@@ -186,8 +188,10 @@ def parse_scenario(text: str, name: str, folder: Path | None = None) -> Scenario
 def load_scenario(path: Path) -> Scenario:
     """Read one scenario file. Raises :class:`ScenarioError` naming the file. Blocking:
     call off the GUI thread for user files."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
+    try:  # a scenario is a question set and its settings: the question set's bound
+        text = read_bounded_text(path, int(QUESTION_FILE_BYTES.high), "a scenario", str(path))
+    except FileTooLargeError as exc:
+        raise ScenarioError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise ScenarioError(
             f"{path}: not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML"

@@ -225,13 +225,15 @@ def read_context_file(name: str, folder: Path | None) -> str:
     path = Path(name).expanduser()
     if not path.is_absolute() and folder is not None:
         path = folder / path
+    from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded_text
+
     try:
-        if path.stat().st_size > 4 * MAX_CONTEXT_CHARS:
-            raise QuestionFileError(
-                f"context_file {name!r}: too large ({path.stat().st_size:,} bytes; a shared "
-                f"context is at most {MAX_CONTEXT_CHARS:,} characters)"
-            )
-        text = path.read_text(encoding="utf-8-sig")
+        # at most 4 bytes a character: more bytes than that cannot be a context it reads
+        text = read_bounded_text(
+            path, 4 * MAX_CONTEXT_CHARS, "a shared context", f"context_file {name!r}"
+        )
+    except FileTooLargeError as exc:
+        raise QuestionFileError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise QuestionFileError(
             f"context_file {name!r}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
@@ -308,20 +310,17 @@ def parse_question_set(
 def load_question_set(path: Path) -> QuestionSet:
     """Read a question-set file (TOML or plain text). Raises :class:`QuestionFileError`
     with the file name for unreadable or invalid files. Blocking: call off the GUI thread."""
+    from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded_text
     from splitdesk.core.run.file_words import os_error_words
     from splitdesk.core.run.limits import QUESTION_FILE_BYTES
 
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise QuestionFileError(f"{path.name}: cannot read: {os_error_words(exc)}") from None
-    if size > QUESTION_FILE_BYTES.high:
-        raise QuestionFileError(
-            f"{path.name}: {size / 1e6:.1f} MB is too large for a question set "
-            f"(at most {QUESTION_FILE_BYTES.high / 1e6:.0f} MB: {QUESTION_FILE_BYTES.why})"
-        )
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM from Windows editors is not text
+    try:  # a BOM from Windows editors is not text
+        text = read_bounded_text(
+            path, int(QUESTION_FILE_BYTES.high), "a question set", path.name,
+            QUESTION_FILE_BYTES.why,
+        )  # fmt: skip
+    except FileTooLargeError as exc:
+        raise QuestionFileError(str(exc)) from None
     except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
         byte = exc.object[exc.start]
         raise QuestionFileError(
