@@ -71,7 +71,7 @@ from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
 from splitdesk.providers import get_provider
-from splitdesk.providers.base import EndpointConfig
+from splitdesk.providers.base import EndpointConfig, header_problem
 
 
 class BenchError(Exception):
@@ -96,6 +96,8 @@ def resolve_key(opts: BenchOptions) -> str | None:
     # A key pasted with its newline would be refused by h11, whose error quotes the header.
     key = value.strip() or None if value else None
     register_secret(key)  # never in a log record, whatever logs it
+    if problem := header_problem(key, {}):  # before anything is sent; never the key itself
+        raise BenchError(f"${name}: {problem}")
     return key
 
 

@@ -48,7 +48,7 @@ from splitdesk.core.run.plans import Mode, RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
-from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
+from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError, header_problem
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
 from splitdesk.ui.common.priority import Spawner
 from splitdesk.ui.common.tasks import spawn
@@ -341,6 +341,10 @@ class RunController(QObject):
     async def _start(self, request: RunRequest) -> RunState:
         if request.key_problem:
             raise ControllerError(request.key_problem)
+        if not request.endpoint.is_builtin and (
+            problem := header_problem(request.api_key, request.endpoint.headers)
+        ):  # said before anything is sent (the engine's first request raised it)
+            raise ControllerError(problem)
         if problem := questions_problem(list(request.questions)):  # core/run/limits.py
             raise ControllerError(problem)
         plan = request.plan()
