@@ -92,26 +92,70 @@ def proxy_for(url: str) -> tuple[str, str] | None:
     return proxies.get(target.scheme) or proxies.get("all")
 
 
-def _shown(proxy: str) -> str:
-    """A proxy URL without its password."""
-    parts = urlsplit(proxy)
-    if parts.password:
-        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return parts._replace(netloc=netloc).geturl()
-    return proxy
+def shown_proxy(proxy: str, keep_user: bool = True) -> str:
+    """``proxy`` as it may be shown: without its password (``http://user:***@host:3128``),
+    or without user and password when ``keep_user`` is False (``http://***@host:3128``).
+    Never raises, whatever the text: a malformed proxy URL is shown redacted too (the
+    credentials are what lies between ``://`` and the last ``@``)."""
+    scheme, sep, rest = proxy.partition("://")
+    if not sep:
+        scheme, rest = "", proxy
+    credentials, at, host = rest.rpartition("@")
+    if not at:
+        return proxy
+    user, colon, _ = credentials.partition(":")
+    if keep_user and not colon:
+        return proxy  # a user name alone is no secret
+    userinfo = f"{user}:***@" if keep_user else "***@"
+    return f"{scheme}{sep}{userinfo}{host}"
+
+
+class ProxyURLError(NetworkSetupError):
+    """A proxy variable that is not a URL httpx can use (``http://[bad``, a port that is
+    not a number): bad input, said in one line naming the variable, before anything is
+    sent."""
+
+
+def proxy_url_problem(proxy: str, variable: str) -> str | None:
+    """Why ``proxy`` (from ``variable``) is not a proxy URL at all, or None: one line
+    naming the variable and its value without the password. ``urlsplit`` raised
+    ``ValueError: Invalid IPv6 URL`` for ``http://[bad`` and httpx ``InvalidURL`` for a
+    port that is not a number, from deep inside the first request."""
+    why = None
+    try:
+        parts = urlsplit(proxy)
+        _ = parts.port  # raises for a port that is not a number or out of range
+        if parts.scheme.lower() not in _KNOWN_PROXY_SCHEMES:
+            return None  # a URL, of a scheme httpx has no proxy for: proxy_problem says so
+        if not parts.hostname:
+            why = "it names no host"
+        else:
+            httpx.Proxy(proxy)  # what the client will be given: refused the same way
+    except (ValueError, httpx.InvalidURL) as exc:  # httpx.InvalidURL is no ValueError
+        why = str(exc) or type(exc).__name__
+    if why is None:
+        return None
+    why = why.replace(proxy, shown_proxy(proxy))  # a message that quotes it, redacted
+    return (
+        f"{variable}={shown_proxy(proxy)} is not a proxy URL ({why}) — write it as "
+        f"http://host:port (e.g. http://proxy.example:3128) or unset {variable}"
+    )
 
 
 def proxy_problem(proxy: str, variable: str) -> str | None:
-    """Why ``proxy`` (from ``variable``) cannot work here, or None."""
+    """Why ``proxy`` (from ``variable``) cannot work here, or None: not a URL at all
+    (:func:`proxy_url_problem`), a scheme httpx does not know, SOCKS without ``socksio``."""
+    if problem := proxy_url_problem(proxy, variable):
+        return problem
     scheme = urlsplit(proxy).scheme.lower()
     if scheme not in _KNOWN_PROXY_SCHEMES:
         return (
-            f"{variable}={_shown(proxy)}: httpx cannot use a '{scheme}' proxy "
+            f"{variable}={shown_proxy(proxy)}: httpx cannot use a '{scheme}' proxy "
             f"(it knows {', '.join(_KNOWN_PROXY_SCHEMES)}) — fix or unset {variable}"
         )
     if scheme.startswith("socks") and importlib.util.find_spec("socksio") is None:
         return (
-            f"{variable}={_shown(proxy)} is a SOCKS proxy, which needs the 'socksio' package "
+            f"{variable}={shown_proxy(proxy)} is a SOCKS proxy, which needs the 'socksio' package "
             "(pip install 'httpx[socks]'), not installed here — install it, unset "
             f"{variable}, or add this host to NO_PROXY"
         )
@@ -161,9 +205,12 @@ def client_settings(url: str, verify: bool | str = True) -> ClientSettings:
     """``verify``/``trust_env``/``proxy`` for a client of ``url`` (its base URL). Reads the
     file system: call off the GUI thread. Raises :class:`NetworkSetupError` when the
     environment's proxy for ``url``, or its CA settings while ``url`` needs TLS, cannot
-    work; a problem that does not concern ``url`` is left out of its client."""
+    work (:class:`ProxyURLError` for a proxy variable that is not a URL); a problem that
+    does not concern ``url`` is left out of its client."""
     chosen = proxy_for(url)
     if chosen is not None:
+        if problem := proxy_url_problem(*chosen):
+            raise ProxyURLError(problem)
         problem = proxy_problem(*chosen)
         if problem:
             raise NetworkSetupError(problem)
