@@ -123,8 +123,10 @@ def read_sweep(path: Path) -> dict[str, Any]:
         raise SweepFileError(str(exc)) from None
     except OSError as exc:
         raise SweepFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise SweepFileError(f"{path.name} is not JSON: {exc or 'nested too deeply'}") from None
+    except RecursionError:
+        raise SweepFileError(f"{path.name} is not JSON: nested too deeply") from None
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError
+        raise SweepFileError(f"{path.name} is not JSON: {exc}") from None
     try:
         SweepDocument.model_validate(data)
     except ValidationError as exc:

@@ -36,6 +36,7 @@ message (Python 3.11's ``TOMLDecodeError`` has no line/column attributes).
 from __future__ import annotations
 
 import re
+import reprlib
 import tomllib
 import unicodedata
 from importlib.resources import files
@@ -182,8 +183,15 @@ _SET_FIELDS = (
 _TEMPLATE_FIELDS = "a template has `text`, `marker`, `context_as` and `cache_control`"
 
 
+#: What a file nested deeper than Python's parser (and ``repr``) can follow is told.
+TOO_DEEP = "TOML nested too deeply (arrays or tables hundreds of levels inside one another)"
+
+
 def _got(value: Any) -> str:
-    shown = repr(value)
+    try:
+        shown = repr(value)
+    except RecursionError:  # a value nested hundreds deep: its outer levels
+        shown = reprlib.repr(value)
     return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
@@ -270,6 +278,8 @@ def parse_question_set(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(exc) from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise QuestionFileError(f"not a question set: {TOO_DEEP}") from None
     version = data.get("version", FORMAT_VERSION)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise QuestionFileError(
@@ -300,6 +310,8 @@ def parse_question_set(
         data["context"] = read_context_file(name, folder)
     try:
         return QuestionSet.model_validate(data)
+    except RecursionError:  # parsed, at the edge of the stack: a field nested too deeply
+        raise QuestionFileError(f"not a question set: {TOO_DEEP}") from None
     except ValidationError as exc:
         # an unknown field first: "txt is not a field" explains "text is missing"
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
