@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import ssl
+import stat
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from urllib.request import getproxies
@@ -38,6 +39,8 @@ from urllib.request import getproxies
 import httpx
 
 from splitdesk.core.measure.no_proxy import NoProxy, parse_no_proxy
+from splitdesk.core.run.bounded_read import size_words
+from splitdesk.core.run.file_words import os_error_words
 
 _KNOWN_PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 
@@ -181,6 +184,41 @@ def tls_problem() -> str | None:
             f"SSL_CERT_DIR={cert_dir} does not exist, so no TLS certificate can be verified — "
             "point it at a folder of CA certificates or unset it"
         )
+    return None
+
+
+#: Largest CA bundle file accepted (the system's own is about 200 kB).
+MAX_CA_BUNDLE_BYTES = 16 * 1024 * 1024
+
+
+def ca_bundle_problem(path: str) -> str | None:
+    """Why the CA bundle ``path`` (``--ca-bundle``, the endpoint's CA bundle) cannot verify
+    TLS, or None: not a regular file or folder, too large, or no CA certificate can be read
+    from it (``ssl.create_default_context(cafile=…)``, as every run's client loads it).
+    Said before anything is sent: a bundle that is not PEM was found only by the first
+    request, once per request. Reads the file: call off the GUI thread. Never raises."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return os_error_words(exc)
+    if stat.S_ISDIR(st.st_mode):  # a folder of hashed certificates (c_rehash): read lazily
+        return None if os.access(path, os.R_OK | os.X_OK) else "no permission to read it"
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device: OpenSSL would read it for ever
+        return "is not a file: give a CA bundle file (PEM) or a folder of certificates"
+    if st.st_size > MAX_CA_BUNDLE_BYTES:
+        return (
+            f"{st.st_size / 1e6:.1f} MB is too large for a CA bundle (at most "
+            f"{size_words(MAX_CA_BUNDLE_BYTES)})"
+        )
+    try:
+        context = ssl.create_default_context(cafile=path)
+    except ssl.SSLError as exc:
+        why = exc.reason or "a certificate in it is damaged or cut short"  # "PEM lib"
+        return f"not a CA bundle: no PEM certificate could be read from it ({why})"
+    except (OSError, ValueError) as exc:
+        return os_error_words(exc) if isinstance(exc, OSError) else str(exc)
+    if not context.cert_store_stats()["x509"]:  # a file of CRLs only
+        return "not a CA bundle: it holds no certificate (PEM: -----BEGIN CERTIFICATE-----)"
     return None
 
 

@@ -40,6 +40,7 @@ from splitdesk.core.measure.client_cpu import (
 )
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.measure.engine import EngineProcess, ProcessRun
+from splitdesk.core.measure.netenv import ca_bundle_problem
 from splitdesk.core.measure.runner import RunConfig, Timeouts
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
@@ -345,6 +346,14 @@ class RunController(QObject):
             problem := header_problem(request.api_key, request.endpoint.headers)
         ):  # said before anything is sent (the engine's first request raised it)
             raise ControllerError(problem)
+        # a CA bundle that is not PEM was found by each request, once per request
+        bundle = request.endpoint.verify
+        if (
+            not request.endpoint.is_builtin
+            and isinstance(bundle, str)
+            and (problem := await asyncio.to_thread(ca_bundle_problem, bundle))
+        ):
+            raise ControllerError(f"CA bundle {bundle}: {problem}")
         if problem := questions_problem(list(request.questions)):  # core/run/limits.py
             raise ControllerError(problem)
         plan = request.plan()
