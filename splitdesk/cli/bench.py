@@ -134,6 +134,10 @@ def run_bench_command(
         return fail(f"--repeat {args.repeat}: {problem}")
     # Every path an option names, checked before anything is sent: a run of minutes must
     # not end in a file it cannot write (core/files/atomic.py).
+    if getattr(args, "record_path", None) == "-":  # not stdout, as for --json: a file
+        return fail(
+            "--record -: a recording is a file (.splitdesk.json or .json.gz): give its path"
+        )
     outputs = {"--json": args.json_path if args.json_path != "-" else None}
     outputs["--record"] = getattr(args, "record_path", None)
     for flag, target in outputs.items():

@@ -189,6 +189,9 @@ def run_gui_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("--scale must be between 0.6 and 3")
     if args.speed is not None and not 0 < args.speed <= 100:
         parser.error("--speed must be in (0, 100]")
+    if args.quit and not (args.run or args.screenshot):
+        # nothing would ever end: the window would wait for a run that is never started
+        parser.error("--quit closes the app after a run: add --run (or --screenshot PATH)")
     endpoint = window_endpoint(args, parser)
     if args.screenshot and (problem := output_problem(Path(args.screenshot))):
         parser.error(f"--screenshot {args.screenshot}: {problem}")  # before the run, exit 2

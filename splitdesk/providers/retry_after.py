@@ -52,21 +52,28 @@ def parse_retry_after(
 ) -> RetryAfter | None:
     """The wait ``headers`` ask for (``retry-after-ms``, else ``Retry-After`` in seconds or
     as an HTTP-date, measured from ``now()``, Unix seconds), capped; ``None`` when neither
-    header is there or readable."""
+    header is there or readable. RFC 9110 §10.2.3 allows an HTTP-date or whole seconds;
+    fractions and ``inf`` are read too (capped), but ``nan`` is no wait at all: it is
+    unreadable, like ``soon``, and the client's own back-off applies (a NaN once made a
+    retry go at once, hammering the server that asked it to wait)."""
     ms = headers.get("retry-after-ms")
     if ms is not None:
         try:
-            return capped_wait(float(ms) / 1000.0)
+            seconds = float(ms) / 1000.0
         except ValueError:
-            pass
+            seconds = math.nan
+        if not math.isnan(seconds):  # "nan" is no number of seconds: unreadable, as "soon"
+            return capped_wait(seconds)
     value = headers.get("retry-after")
     if value is None:
         return None
     value = value.strip()
     try:
-        return capped_wait(float(value))
+        seconds = float(value)
     except ValueError:
-        pass
+        seconds = math.nan
+    if not math.isnan(seconds):
+        return capped_wait(seconds)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):

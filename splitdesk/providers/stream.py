@@ -331,9 +331,15 @@ async def _sse(
                     if isinstance(delta, ErrorDelta):
                         return
     if not saw_event and head.strip():
+        said = "text/event-stream" in (content_type or "").lower()
         yield _protocol(
             t_ns,
-            f"expected an event stream, got {content_type or 'no content type'}: {_clip(head)}",
+            # labelled an event stream yet without one event: say what came, not "expected
+            # text/event-stream, got text/event-stream"
+            f"the body, labelled text/event-stream, holds no event: {_clip(head)}"
+            if said
+            else f"expected an event stream, got {content_type or 'no content type'}: "
+            f"{_clip(head)}",
         )
         return
     for delta in decoder.on_end(t_ns, done):

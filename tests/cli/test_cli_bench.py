@@ -231,3 +231,30 @@ def test_each_run_says_what_splitdesk_s_own_processes_cost(
         assert "window" not in cpu["processes"]  # bench has none
         if cpu["machine_busy"] is not None:  # /proc/stat (Linux)
             assert 0 < cpu["machine_busy"] <= 1
+
+
+def test_each_retry_after_a_429_is_said_as_it_is_scheduled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--retry-429`: every back-off is said on stderr when it starts (which request, the
+    server's words, the attempt it precedes and how long it waits), not a silent pause
+    that may last up to the 600 s cap."""
+    code, doc, err = bench(
+        [
+            *("--profile", "rate-limited", "--mode", "parallel"),
+            *("--retry-429", "1", "--sim-param", "speed=8"),
+        ],
+        capsys,
+    )
+    assert code in (0, 1), err  # 1: a request refused again after its one retry
+    said = [line.strip() for line in err.splitlines() if "; attempt " in line]
+    backoffs = [
+        (i + 1, b)
+        for run in doc["runs"]
+        for i, r in enumerate(run["requests"])
+        for b in r["backoffs"]
+    ]
+    assert backoffs and len(said) == len(backoffs), err
+    for (req, b), line in zip(sorted(backoffs, key=lambda x: x[0]), sorted(said), strict=True):
+        assert line.startswith(f"request {req}: HTTP 429"), line
+        assert line.endswith(f"; attempt {b['attempt'] + 1} in {b['delay_s']:g} s"), line

@@ -52,6 +52,8 @@ def splitdesk(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
         ),
         (["sweep", "--max-n", "2", "--json", "{tmp}/missing/sweep.json"], "does not exist"),
         (["--screenshot", "{tmp}/missing/shot.png", "--quit"], "--screenshot"),
+        (["--quit"], "--quit closes the app after a run: add --run"),  # it never ended
+        (["bench", "--record", "-"], "--record -: a recording is a file"),  # wrote "./-"
         (["replay", str(DEMO), "--screenshot", "{tmp}/missing/shot.png"], "--screenshot"),
         (["export", str(DEMO), "--csv", "{tmp}/a.csv", "--json", "{tmp}/a.csv"], "same file"),
         (["export", str(DEMO), "--png", "{tmp}/t.png", "--window-png", "{tmp}/t.png"], "same"),

@@ -64,3 +64,39 @@ async def test_request_ends_at_the_last_event_of_a_held_open_response(api: str) 
     last_write = (srv.write_times[-1] - state.info.t0_ns) / 1e9
     # ended when the last event arrived (plus the loopback hop), far from the read timeout
     assert trace.t_end - last_write < 2.0, (trace.t_end, last_write)
+
+
+@pytest.mark.asyncio
+async def test_a_stream_held_open_after_its_finish_reason_without_done_is_answered() -> None:
+    """OpenAI chat: the finish reason, then the usage chunk, then no ``[DONE]`` and no
+    close. The request is done with its whole text and usage, ended at its last bytes —
+    not failed on the read timeout (with ``--read-timeout 5``), nor kept waiting the
+    default 300 s until the server closes."""
+    fx = StreamFixture.load(FIXTURES / COMPLETE["openai-chat"])
+    chunks = [c.replace(b"data: [DONE]\n\n", b"") for c in fx.chunks]
+    chunks = [c for c in chunks if c]
+    assert b"[DONE]" not in b"".join(chunks) and b'"finish_reason":"stop"' in b"".join(chunks)
+    async with ReplayServer(fx.status, fx.headers, chunks, pause=0.01, hold_open=True) as srv:
+        endpoint = EndpointConfig(
+            get_provider("openai-chat").base_url_for_root(srv.url), "openai-chat", "m"
+        )
+        config = RunConfig(endpoint, timeouts=Timeouts(read=READ_TIMEOUT_S), warm_connections=False)
+        state = RunState()
+        plan = make_plan("parallel", ["q"], CombinedTemplate(), 64)
+        runner = Runner(config, state.apply)
+        task = asyncio.create_task(runner.run(["q"], plan))
+        done, _ = await asyncio.wait([task], timeout=20.0)
+        if not done:
+            runner.cancel()
+            await task
+            pytest.fail("the request still waited 20 s after its finish reason and usage")
+        await asyncio.wait_for(srv.client_left.wait(), 10.0)  # the connection was let go
+    trace = state.requests[0]
+    assert trace.outcome == "done", trace.error
+    assert trace.finish_reason == "stop"
+    assert trace.text == fx.expect["text"]
+    assert trace.usage_output_tokens == fx.expect["output_tokens"]
+    assert state.info is not None and trace.t_end is not None
+    last_write = (srv.write_times[-1] - state.info.t0_ns) / 1e9
+    # ended at its last bytes (the loopback hop), not after the wait for more
+    assert trace.t_end - last_write < 0.5, (trace.t_end, last_write)

@@ -50,10 +50,15 @@ def test_a_wait_beyond_the_cap_is_capped_and_finite(value: str) -> None:
     assert wait.seconds == MAX_RETRY_AFTER_S and math.isfinite(wait.seconds)
 
 
-def test_nan_and_garbage_are_no_wait() -> None:
-    assert parse_retry_after({"retry-after": "soon"}) is None
-    nan = parse_retry_after({"retry-after": "nan"})
-    assert nan is not None and nan.seconds == 0.0
+def test_nan_and_garbage_are_unreadable() -> None:
+    """Neither is a number of seconds: the client's own back-off applies to both (a NaN
+    had meant "retry at once")."""
+    for value in ("soon", "nan", "NaN", "-nan"):
+        assert parse_retry_after({"retry-after": value}) is None, value
+    assert parse_retry_after({"retry-after-ms": "nan"}) is None
+    # an unreadable retry-after-ms leaves the Retry-After header to decide
+    both = parse_retry_after({"retry-after-ms": "nan", "retry-after": "2"})
+    assert both is not None and both.seconds == 2.0
 
 
 class _RateLimited:

@@ -259,7 +259,7 @@ def _rate_limited(traces: Sequence[RequestTrace]) -> Finding | None:
         return None
     par = [t for t in traces if t.group == "parallel"]
     par_refused = sum(1 for t in par if t in refused)
-    backoff = sum(r.delay_s for t in traces for r in t.retries)
+    backoff = sum(_waited_in_backoff(t) for t in traces)
     # only the parallel requests, on their own clock: the combined and sequential ones ran
     # in other phases (bench: other runs, each timed from its own origin)
     ran = _max_concurrent([t for t in par if _ok(t)])
@@ -291,6 +291,18 @@ def _rate_limited(traces: Sequence[RequestTrace]) -> Finding | None:
             "max_concurrent": ran,
         },
     )
+
+
+def _waited_in_backoff(trace: RequestTrace) -> float:
+    """Seconds ``trace`` waited between a 429 and its next attempt, summed: each back-off
+    up to the next send, or to the request's end when it ended waiting (a stopped run: a
+    600 s ``Retry-After`` cut short after 5 s counts 5 s, not the 600 asked)."""
+    total = 0.0
+    for b in request_figures(trace).backoffs:
+        end = b.end if b.end is not None else trace.t_end
+        if end is not None:
+            total += max(0.0, min(end - b.start, b.delay_s) if b.end is None else end - b.start)
+    return total
 
 
 def _max_concurrent(traces: Sequence[RequestTrace]) -> int:

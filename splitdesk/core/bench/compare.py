@@ -73,6 +73,7 @@ from splitdesk.core.measure.runner import (
 )
 from splitdesk.core.measure.server_limits import ServerLimit, probe_limit
 from splitdesk.core.measure.server_metrics import MetricsPoller, metrics_url
+from splitdesk.core.run.events import RequestRetrying, RunEvent
 from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
@@ -342,7 +343,7 @@ async def _bench(
             which = "warm-up, discarded" if k < 0 else f"repeat {k + 1}/{opts.repeat}"
             print(f"  running {mode} ({which}) …", file=err, flush=True)
             run = await _measure(
-                opts, config, plan, sim_root, mode, k, predicted, preds, interrupt, pids
+                opts, config, plan, sim_root, mode, k, predicted, preds, interrupt, pids, err
             )
             if k >= 0 and run.disturbed and not _stopped(run.state) and not interrupt.requested():
                 # a run the machine distorted is measured once more (a fresh nonce: no
@@ -358,7 +359,7 @@ async def _bench(
                     )
                     plan = with_nonce(fresh, new_nonce())
                 again = await _measure(
-                    opts, config, plan, sim_root, mode, k, predicted, preds, interrupt, pids
+                    opts, config, plan, sim_root, mode, k, predicted, preds, interrupt, pids, err
                 )
                 again.remeasured = run.disturbed
                 run = again
@@ -387,13 +388,29 @@ async def _measure(
     preds: list[PredictedRequest] | None,
     interrupt: Interrupt | None = None,
     pids: dict[str, int | None] | None = None,
+    err: TextIO | None = None,
 ) -> BenchRun:
     """One measured run of ``plan`` as a :class:`BenchRun` (lateness measured, splitdesk's
     own CPU over it for the processes ``pids`` names, the prediction dropped with its note
-    when the rate limit makes it meaningless)."""
+    when the rate limit makes it meaningless). Each retry after a 429 is said on ``err``
+    as it is scheduled: how long it waits and why (a wait capped at the longest splitdesk
+    waits says so), so a long back-off is never a silent pause."""
     state = RunState()
     if opts.record_path:
         keep_events(state)  # every event with its time, for --record
+    if err is not None:
+        stream = err
+
+        def said(event: RunEvent) -> None:
+            if isinstance(event, RequestRetrying):
+                print(
+                    f"    request {event.req + 1}: {event.error.message}; attempt "
+                    f"{event.attempt + 1} in {event.delay_s:g} s",
+                    file=stream,
+                    flush=True,
+                )
+
+        state.subscribe(said)
     cpu0 = CpuReading.now(pids or {"engine": None})
     late = await run_on_schedule(config, state, opts.questions, plan, sim_root, interrupt)
     cpu = ClientCpu.between(cpu0, CpuReading.now(pids or {"engine": None}))

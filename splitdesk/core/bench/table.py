@@ -94,9 +94,10 @@ def format_table(doc: dict[str, Any], runs: list[BenchRun]) -> str:
     lines = []
     ep = doc["endpoint"]
     repeats = int(doc["summary"].get("repeats", 1))
+    n = len(doc["questions"])
     lines.append(
         f"splitdesk bench · {ep['url']} · {ep['api']} · {ep['model']} · "
-        f"{len(doc['questions'])} questions · {repeats} repeat{'s' if repeats != 1 else ''}"
+        f"{n} question{'s' if n != 1 else ''} · {repeats} repeat{'s' if repeats != 1 else ''}"
     )
     head_median = f"median over {repeats} repeat{'s' if repeats != 1 else ''}"
     lines.append(f"{'':22}{head_median:^38}  {'range (min–max)':^28}")

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from splitdesk.core.measure.netenv import proxy_for, shown_proxy
 from splitdesk.core.run.redaction import redact
 from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
 
@@ -65,6 +66,21 @@ def classify_transport_error(
     url = urlsplit(endpoint.base_url)
     where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
     cause = _root_cause(exc)
+    proxy = proxy_for(endpoint.base_url)  # the client connects there, not to the server
+    if proxy is not None and isinstance(exc, httpx.ProxyError):
+        return RequestError(
+            ErrorKind.CONNECT,
+            f"the proxy {shown_proxy(proxy[0])} ({proxy[1]}) did not pass the request on to "
+            f"{where}: {exc} — check the proxy, or add {url.hostname} to NO_PROXY",
+        )
+    if proxy is not None and isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        log.info("cannot connect to the proxy for %s: %r", where, cause)
+        words = "in time" if isinstance(exc, httpx.ConnectTimeout) else f"({_connect_words(cause)})"
+        return RequestError(
+            ErrorKind.CONNECT,
+            f"cannot connect to the proxy {shown_proxy(proxy[0])} set by {proxy[1]} {words} "
+            f"— is the proxy running? Or unset {proxy[1]}, or add {url.hostname} to NO_PROXY",
+        )
     if isinstance(exc, httpx.ConnectTimeout):
         return RequestError(
             ErrorKind.TIMEOUT, f"could not connect to {where} in time — is the host reachable?"

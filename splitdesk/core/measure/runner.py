@@ -67,6 +67,10 @@ from splitdesk.providers.base import (
 from splitdesk.providers.retry_after import MAX_RETRY_AFTER_S
 from splitdesk.providers.stream import iter_deltas, read_capped
 
+#: After a stream's finish reason, how long splitdesk waits for its usage and its end
+#: before it takes a stream the server keeps open as ended (s; :meth:`Runner._consume`).
+FINISH_TAIL_S = 2.0
+
 # httpcore imports anyio lazily, on the first request of the process: ~70 ms that would be
 # charged to the first request's TTFB and TTFT. Importing it here moves that cost out of
 # every measurement.
@@ -492,10 +496,12 @@ class Runner:
                                 else None,
                             )
                         )
-                        finish, error, last_text_t = await self._consume(
+                        finish, error, last_text_t, tail_end = await self._consume(
                             response, i, parser, last_text_t, clock
                         )
-                        t_end = self.now()  # the stream's end, before closing the response
+                        # the stream's end, before closing the response (or, from a server
+                        # that kept it open after its finish reason, its last bytes)
+                        t_end = tail_end if tail_end is not None else self.now()
                     finally:
                         await responses.aclose(response)
                 except httpx.HTTPError as exc:
@@ -546,9 +552,16 @@ class Runner:
         parser: SectionParser | None,
         last_text_t: float | None,
         clock: Clock,
-    ) -> tuple[str | None, RequestError | None, float | None]:
+    ) -> tuple[str | None, RequestError | None, float | None, float | None]:
         """Emit the events of one response's stream, stamped by ``clock`` (the arrival of
-        the bytes read last); returns (finish reason, error, time of the last answer text)."""
+        the bytes read last); returns (finish reason, error, time of the last answer text,
+        and when the stream was taken as ended without its end: ``None`` when it ended).
+
+        After the finish reason only usage, server timings and the stream's end are left.
+        A server that then keeps the stream open — no ``[DONE]``, no close — has answered:
+        the request is done when nothing more comes for :data:`FINISH_TAIL_S` (or the read
+        timeout, if shorter), ended at its last bytes, instead of failing on the read
+        timeout (or waiting the default 300 s for it) with the whole answer received."""
         finish: str | None = None
         error: RequestError | None = None
         if self.config.capture_raw:  # the reads as they arrive, for the stream inspector
@@ -580,13 +593,50 @@ class Runner:
                     )
                 elif isinstance(delta, FinishDelta):
                     finish = delta.reason
+                    break  # the tail, below
                 elif isinstance(delta, ToolCallDelta):
                     self.emit(ToolCallReceived(self._s(delta.t_ns), i, delta.name, delta.arguments))
                 elif isinstance(delta, ServerTimingDelta):
                     self.emit(ServerTimings(self._s(delta.t_ns), i, delta.timings))
                 elif isinstance(delta, ErrorDelta):
                     error = delta.error
-        return finish, error, last_text_t
+            else:
+                return finish, error, last_text_t, None
+            last_ns = clock()
+            tail = min(FINISH_TAIL_S, self.config.timeouts.read)
+            while True:
+                try:
+                    delta = await asyncio.wait_for(anext(deltas), tail)
+                except StopAsyncIteration:
+                    return finish, error, last_text_t, None
+                except TimeoutError:
+                    return finish, error, last_text_t, (last_ns - t0) / 1e9
+                last_ns = clock()
+                if isinstance(delta, UsageDelta):
+                    self.emit(
+                        UsageReported(
+                            self._s(delta.t_ns),
+                            i,
+                            delta.output_tokens,
+                            delta.prompt_tokens,
+                            delta.cached_prompt_tokens,
+                        )
+                    )
+                elif isinstance(delta, ServerTimingDelta):
+                    self.emit(ServerTimings(self._s(delta.t_ns), i, delta.timings))
+                elif isinstance(delta, ErrorDelta):
+                    error = delta.error
+                elif isinstance(delta, FinishDelta):
+                    finish = delta.reason
+                elif isinstance(delta, TextDelta | ToolCallDelta):  # after its finish: odd, kept
+                    t = self._s(delta.t_ns)
+                    if isinstance(delta, TextDelta):
+                        emit(TextReceived(t, i, delta.text, delta.reasoning))
+                        if not delta.reasoning:
+                            answer.append(delta.text)
+                            last_text_t = t
+                    else:
+                        emit(ToolCallReceived(t, i, delta.name, delta.arguments))
 
     def _sections(self, i: int, events: list[Any]) -> None:
         for ev in events:

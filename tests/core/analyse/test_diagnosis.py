@@ -174,6 +174,35 @@ def test_rate_limit_from_retries_names_the_back_off() -> None:
     assert "6.0 s of back-off" in d.text
 
 
+def test_a_back_off_cut_short_counts_the_time_waited_not_the_time_asked() -> None:
+    """Stopped 5 s into a 600 s ``Retry-After``: the Why line and the evidence say 5 s of
+    back-off per retried request, not the 600 the server asked (it said 1800 s for three
+    requests stopped after 5 s)."""
+    state = RunState()
+    state.apply(RunStarted(0.0, "parallel", tuple(f"q{i}" for i in range(N)), {"url": "x"}, 0))
+    for i in range(N):
+        state.apply(RequestPlanned(0.0, i, "parallel", (i,), "p", 0))
+    for i in range(N):
+        state.apply(RequestSent(0.0, i, 0))
+        if i < 2:  # answered
+            state.apply(HeadersReceived(0.002, i, 200))
+            for j in range(50):
+                state.apply(TextReceived(0.01 + j * 0.02, i, "tok "))
+            state.apply(RequestEnded(1.01, i, "done", "stop"))
+        else:  # refused, told to wait 600 s, stopped after 5
+            err = RequestError(ErrorKind.HTTP, "HTTP 429: slow down", 429, 600.0)
+            state.apply(HeadersReceived(0.002, i, 429))
+            state.apply(RequestRetrying(0.002, i, 1, 600.0, err))
+            state.apply(RequestEnded(5.002, i, "stopped"))
+    state.apply(RunEnded(5.01, stopped=True))
+    d = diagnose_state(state)
+    finding = (
+        d if d.code == "rate-limited" else next(n for n in d.notes if n.code == "rate-limited")
+    )
+    assert finding.evidence["backoff_s"] == pytest.approx(3 * 5.0)
+    assert "15.0 s of back-off in all" in finding.text
+
+
 def test_network_bound_when_headers_take_longer_than_generation() -> None:
     reqs = [Req("combined", 0.0, ttfb=1.2, first=1.21, tokens=200)] + [
         Req("parallel", 10.0, ttfb=1.2, first=11.21, tokens=40, phase=1) for _ in range(N)

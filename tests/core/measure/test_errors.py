@@ -95,3 +95,41 @@ def test_a_key_read_from_the_environment_is_stripped(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("SPLITDESK_TEST_KEY", f" {KEY}\n")
     opts = BenchOptions(["q"], endpoint="http://h:1", api_key_env="SPLITDESK_TEST_KEY")
     assert resolve_key(opts) == KEY
+
+
+@pytest.mark.asyncio
+async def test_a_proxy_that_refuses_is_named_not_the_server(
+    sim_batching: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment's proxy refuses the connection: the error names the proxy, its
+    variable and the fixes, not the server, which is up (it read "cannot connect to
+    127.0.0.1:PORT … is the server running?")."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://user:hunter2@127.0.0.1:{dead}")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.delenv("http_proxy", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    trace = await one_request(sim_batching.openai_base_url, "openai-chat", "splitdesk-sim")
+    assert trace.error is not None and trace.error.kind == ErrorKind.CONNECT
+    message = trace.error.message
+    assert message.startswith(f"cannot connect to the proxy http://user:***@127.0.0.1:{dead}")
+    assert "set by HTTP_PROXY (connection refused" in message and "NO_PROXY" in message
+    assert "hunter2" not in message and "is the server running" not in message
+
+
+@pytest.mark.asyncio
+async def test_an_html_page_labelled_an_event_stream_is_named_for_what_it_is() -> None:
+    """A 200 labelled ``text/event-stream`` whose body is an HTML page: the error says the
+    stream held no event and shows the page's start (it said "expected an event stream,
+    got text/event-stream")."""
+    page = b"<html><body><h1>Sign in to the gateway</h1></body></html>"
+    async with ReplayServer(200, {"content-type": "text/event-stream"}, [page], 0.001) as srv:
+        trace = await one_request(srv.url + "/v1", "openai-chat")
+    assert trace.error is not None and trace.error.kind == ErrorKind.PROTOCOL
+    message = trace.error.message
+    assert "labelled text/event-stream, holds no event" in message, message
+    assert "Sign in to the gateway" in message and "expected an event stream" not in message

@@ -95,11 +95,16 @@ async def test_every_fault_shows_in_its_pane_and_the_window_keeps_up(
         )
         await asyncio.sleep(0)
         probe = LagProbe()
+        t_run = time.perf_counter()
         window.run_button.click()
         (state,) = await wait_signal(window.runFinished, 30)
+        run_s = time.perf_counter() - t_run
         worst = await probe.stop()
 
-        assert len(probe.lags) >= 5  # sampled along the run
+        # sampled along the whole run: five samples, or fewer that together span it (on a
+        # loaded machine each 10 ms sleep may wake hundreds of ms late, waiting for a CPU)
+        covered = sum(0.01 + lag for lag in probe.lags)
+        assert len(probe.lags) >= 5 or covered >= 0.8 * run_s, (len(probe.lags), covered, run_s)
         assert worst < MAX_LAG_S, (
             f"GUI loop lagged {worst * 1000:.0f} ms besides waiting for a CPU "
             f"(wall clock: {max(probe.lags) * 1000:.0f} ms) during {[c.fault for c in cases]}"
