@@ -45,11 +45,11 @@ COMMANDS = {
         "splitdesk sweep: error: " + SET,
     ),
     "window --questions": (
-        ["--quit", "--questions", "{f}"],
+        ["--run", "--quit", "--questions", "{f}"],
         "splitdesk: error: --questions: " + SET,
     ),
     "window --scenario": (
-        ["--quit", "--scenario", "{f}"],
+        ["--run", "--quit", "--scenario", "{f}"],
         "splitdesk: error: --scenario: " + SCENARIO,
     ),
     "scenarios --check": (

@@ -66,7 +66,10 @@ ZERO_CASES = [
         ["sweep", "--max-n", "2", "--context-tokens", "0,100", "--context", "/dev/zero"],
         f"splitdesk sweep: error: {CONTEXT}",
     ),
-    (["--quit", "--questions", "/dev/zero"], f"splitdesk: error: --questions: zero: {QUESTIONS}"),
+    (
+        ["--run", "--quit", "--questions", "/dev/zero"],
+        f"splitdesk: error: --questions: zero: {QUESTIONS}",
+    ),
     (
         ["replay", "/dev/zero"],
         "splitdesk replay: error: /dev/zero: too large for a recording (more than 256 MB read",
@@ -90,7 +93,7 @@ def test_dev_zero_as_an_input_file_is_one_line_and_exit_2(
 FIFO_CASES = [
     (["bench", "--questions", "{fifo}"], "splitdesk bench: error: endless.toml: " + QUESTIONS),
     (
-        ["--quit", "--scenario", "{fifo}"],
+        ["--run", "--quit", "--scenario", "{fifo}"],
         "splitdesk: error: --scenario: {fifo}: too large for a scenario (more than 8 MB read",
     ),
     (["scenarios", "--check", "{fifo}"], "splitdesk scenarios: error: {fifo}: too large for"),
