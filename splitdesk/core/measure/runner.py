@@ -605,8 +605,11 @@ class Runner:
             last_ns = clock()
             tail = min(FINISH_TAIL_S, self.config.timeouts.read)
             while True:
+                # asyncio.timeout, not wait_for: no task per read, whose stored exception
+                # would leave the response's objects in a reference cycle
                 try:
-                    delta = await asyncio.wait_for(anext(deltas), tail)
+                    async with asyncio.timeout(tail):
+                        delta = await anext(deltas)
                 except StopAsyncIteration:
                     return finish, error, last_text_t, None
                 except TimeoutError:
