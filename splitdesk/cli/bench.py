@@ -28,6 +28,7 @@ def run_bench_command(
     from splitdesk.core.bench.size import session_size, size_problem
     from splitdesk.core.files.atomic import input_problem, output_problem, same_file
     from splitdesk.core.measure.client_pattern import ClientPattern
+    from splitdesk.core.measure.netenv import ca_bundle_problem
     from splitdesk.core.measure.runner import Timeouts
     from splitdesk.core.run import limits
     from splitdesk.core.run.limits import questions_problem
@@ -145,7 +146,10 @@ def run_bench_command(
     named = [(flag, Path(target)) for flag, target in outputs.items() if target]
     if len(named) == 2 and same_file(named[0][1], named[1][1]):
         return fail(f"--json and --record name one file ({named[0][1]}): give each its own")
-    if args.ca_bundle and (problem := input_problem(Path(args.ca_bundle), "CA bundle")):
+    if args.ca_bundle and (
+        problem := input_problem(Path(args.ca_bundle), "CA bundle")
+        or ca_bundle_problem(args.ca_bundle)  # loaded as every request's client loads it
+    ):
         return fail(f"--ca-bundle {args.ca_bundle}: {problem}")
     endpoint = args.endpoint
     if endpoint != "builtin":

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -94,12 +93,9 @@ def check_keyring() -> list[Finding]:
 
 def _redacted(url: str) -> str:
     """A proxy URL without its user name and password."""
-    parts = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
-        return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-    return url
+    from splitdesk.core.measure.netenv import shown_proxy
+
+    return shown_proxy(url, keep_user=False)  # never raises, whatever the variable holds
 
 
 #: Where the built-in endpoint listens; a proxy the environment sets for it breaks runs.
@@ -175,9 +171,11 @@ def check_network_env() -> list[Finding]:
 
 def _redacted_text(text: str, proxy: str) -> str:
     """``text`` with ``proxy`` (and its password-only redaction) shown without credentials."""
-    parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-    if parts.username or parts.password:
-        text = text.replace(f"{parts.username}:***@", "***@").replace(proxy, _redacted(proxy))
+    from splitdesk.core.measure.netenv import shown_proxy
+
+    url = proxy if "://" in proxy else f"http://{proxy}"
+    for shown in (shown_proxy(url), url, proxy):  # as core.netenv showed it, or as given
+        text = text.replace(shown, _redacted(url))
     return text
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import enum
 import json
 import os
+import re
 import ssl
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -163,6 +164,41 @@ class EndpointConfig:
             except (OSError, ssl.SSLError) as exc:
                 raise ValueError(f"cannot use CA bundle {self.verify}: {exc}") from None
         return httpx.create_ssl_context(verify=self.verify, trust_env=True)
+
+
+#: RFC 9110 §5.6.2 ``token``: what a field (header) name may be made of.
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _value_problem(value: str) -> str | None:
+    """What makes ``value`` unsendable as an HTTP field value (RFC 9110 §5.5: visible
+    ASCII, spaces and tabs; httpx encodes str values as ASCII, h11 refuses line breaks),
+    in words that never quote it, or ``None``."""
+    for c in value:
+        if c == "\t" or " " <= c <= "~":
+            continue
+        if ord(c) > 0x7F:
+            return "holds a character outside ASCII (a typographic quote or an accented letter?)"
+        return "holds a control character (a line break?)"
+    return None
+
+
+def header_problem(api_key: str | None, headers: Mapping[str, str]) -> str | None:
+    """Why the API key or a custom header cannot go in an HTTP request, or ``None``: one
+    line for the user, said before anything is sent (httpx raised ``UnicodeEncodeError``
+    for a non-ASCII value deep inside the first request). Never quotes the key or a
+    header's value (either may be a secret); names the header."""
+    if api_key is not None and (problem := _value_problem(api_key)):
+        return f"the API key {problem}: an HTTP header carries visible ASCII only"
+    for name, value in headers.items():
+        if not _HEADER_NAME.fullmatch(name):
+            return (
+                f"header name {name!r} must be ASCII letters, digits or !#$%&'*+-.^_`|~ "
+                "(no spaces or colons)"
+            )
+        if problem := _value_problem(value):
+            return f"header {name}: its value {problem}: an HTTP header carries visible ASCII only"
+    return None
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,13 @@ from splitdesk.core.files.recording import (
 from splitdesk.core.files.report import BenchRun, bench_document, endpoint_info
 from splitdesk.core.measure.client_cpu import ClientCpu, CpuReading
 from splitdesk.core.measure.loop_lag import LoopLag
-from splitdesk.core.measure.netenv import NetworkSetupError, client_settings, environment_problems
+from splitdesk.core.measure.netenv import (
+    NetworkSetupError,
+    client_settings,
+    environment_problems,
+    proxy_for,
+    proxy_url_problem,
+)
 from splitdesk.core.measure.runner import (
     RunConfig,
     Runner,
@@ -72,7 +78,7 @@ from splitdesk.core.run.plans import RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
 from splitdesk.providers import get_provider
-from splitdesk.providers.base import EndpointConfig
+from splitdesk.providers.base import EndpointConfig, header_problem
 
 
 class BenchError(Exception):
@@ -97,6 +103,8 @@ def resolve_key(opts: BenchOptions) -> str | None:
     # A key pasted with its newline would be refused by h11, whose error quotes the header.
     key = value.strip() or None if value else None
     register_secret(key)  # never in a log record, whatever logs it
+    if problem := header_problem(key, {}):  # before anything is sent; never the key itself
+        raise BenchError(f"${name}: {problem}")
     return key
 
 
@@ -164,7 +172,8 @@ def open_target(opts: BenchOptions, launch: Launcher | None) -> Iterator[Target]
     """Start the built-in endpoint when ``opts.endpoint`` is ``builtin`` (with ``launch``,
     handed in: the core never imports the simulator), resolve the key (:func:`resolve_key`)
     and yield the :class:`Target`; the endpoint is stopped on leaving. Raises
-    :class:`BenchError` when the endpoint cannot start or the key's variable is unset."""
+    :class:`BenchError` when the endpoint cannot start, the key's variable is unset or
+    cannot be sent, or the proxy variable for the endpoint is not a URL."""
     provider = get_provider(opts.api)
     sim = None
     if opts.endpoint == BUILTIN:
@@ -179,6 +188,9 @@ def open_target(opts: BenchOptions, launch: Launcher | None) -> Iterator[Target]
         base_url = opts.endpoint
     try:
         key = resolve_key(opts)
+        chosen = proxy_for(base_url)  # a proxy variable that is no URL: bad input, exit 2
+        if chosen is not None and (problem := proxy_url_problem(*chosen)):
+            raise BenchError(problem)
         endpoint = EndpointConfig(base_url, opts.api, opts.model or "", key, verify=opts.verify)
         if sim is not None and not opts.model:
             # plain HTTP on loopback: no CA bundle to load (~50 ms per run's client)

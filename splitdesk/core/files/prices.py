@@ -16,6 +16,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from splitdesk.core.analyse.cost import Prices
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.settings import config_dir
+from splitdesk.core.run.bounded_read import read_bounded
+
+#: Largest prices file read (each endpoint's entry is a few dozen bytes).
+MAX_PRICES_BYTES = 4 * 1024 * 1024
 
 
 class PricesFileError(ValueError):
@@ -44,8 +48,9 @@ def _read(path: Path) -> _PricesFile:
     if not path.exists():
         return _PricesFile()
     try:
-        return _PricesFile.model_validate_json(path.read_text("utf-8"))
-    except (OSError, ValueError, ValidationError) as exc:
+        raw = read_bounded(path, MAX_PRICES_BYTES, "a prices file")
+        return _PricesFile.model_validate_json(raw.decode("utf-8"))
+    except (OSError, ValueError, ValidationError) as exc:  # FileTooLargeError is a ValueError
         raise PricesFileError(f"{path}: cannot read the prices ({str(exc)[:120]})") from None
 
 

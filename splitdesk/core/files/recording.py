@@ -74,6 +74,7 @@ from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.measure.client_cpu import ClientCpu, ProcessCpu
 from splitdesk.core.measure.runner import redact
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord
+from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded
 from splitdesk.core.run.events import (
     EVENT_TYPES,
     PhaseStarted,
@@ -882,14 +883,9 @@ def _read_bytes(path: Path) -> bytes:
     try:
         if path.is_dir():
             raise RecordingError(f"{name}: is a folder, not a recording file")
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise RecordingError(
-                f"{name}: {size / 1e6:.0f} MB is larger than a recording can be "
-                f"({MAX_FILE_BYTES // (1024 * 1024)} MB)"
-            )
-        with path.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+        raw = read_bounded(path, MAX_FILE_BYTES, "a recording", name)
+    except FileTooLargeError as exc:
+        raise RecordingError(str(exc)) from None
     except FileNotFoundError:
         raise RecordingError(f"{name}: no such file") from None
     except PermissionError:

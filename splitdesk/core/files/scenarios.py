@@ -31,6 +31,7 @@ The TOML syntax is read by ``tomllib``; pydantic validates the fields.
 
 from __future__ import annotations
 
+import reprlib
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,9 +41,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded_text
 from splitdesk.core.run.file_words import os_error_words
+from splitdesk.core.run.limits import QUESTION_FILE_BYTES
 from splitdesk.core.run.plans import Mode
-from splitdesk.core.run.questions import Question, QuestionSet, builtin_sets
+from splitdesk.core.run.questions import TOO_DEEP, Question, QuestionSet, builtin_sets
 
 FORMAT_VERSION = 1
 
@@ -137,7 +140,10 @@ def _field_error(exc: ValidationError) -> str:
         said = "is missing"
     else:
         said = str(err.get("msg", "is not valid")).removeprefix("Value error, ")
-        got = repr(err.get("input"))
+        try:
+            got = repr(err.get("input"))
+        except RecursionError:  # a value nested hundreds deep: its outer levels
+            got = reprlib.repr(err.get("input"))
         said = f"{said[:1].lower()}{said[1:]}, got {got if len(got) <= 40 else got[:39] + '…'}"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return f"`{name}` {said}{more}"
@@ -151,6 +157,8 @@ def parse_scenario(text: str, name: str, folder: Path | None = None) -> Scenario
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ScenarioError(f"not a scenario: {TOO_DEEP}") from None
     version = data.get("version", FORMAT_VERSION)
     if isinstance(version, int) and version > FORMAT_VERSION:
         raise ScenarioError(
@@ -158,6 +166,8 @@ def parse_scenario(text: str, name: str, folder: Path | None = None) -> Scenario
         )
     try:
         spec = ScenarioFile.model_validate(data)
+    except RecursionError:  # parsed, at the edge of the stack: a field nested too deeply
+        raise ScenarioError(f"not a scenario: {TOO_DEEP}") from None
     except ValidationError as exc:
         raise ScenarioError(_field_error(exc)) from None
     if isinstance(spec.questions, str):
@@ -186,8 +196,10 @@ def parse_scenario(text: str, name: str, folder: Path | None = None) -> Scenario
 def load_scenario(path: Path) -> Scenario:
     """Read one scenario file. Raises :class:`ScenarioError` naming the file. Blocking:
     call off the GUI thread for user files."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
+    try:  # a scenario is a question set and its settings: the question set's bound
+        text = read_bounded_text(path, int(QUESTION_FILE_BYTES.high), "a scenario", str(path))
+    except FileTooLargeError as exc:
+        raise ScenarioError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise ScenarioError(
             f"{path}: not UTF-8 text (byte {exc.start}); save the scenario as UTF-8 TOML"

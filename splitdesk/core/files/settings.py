@@ -47,6 +47,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from splitdesk.core.files.atomic import write_atomic
+from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.file_words import json_kind
 from splitdesk.core.run.questions import QuestionSet
@@ -54,6 +55,8 @@ from splitdesk.core.run.questions import QuestionSet
 log = logging.getLogger(__name__)
 
 FILE_NAME = "settings.json"
+#: Largest settings file read (its questions are bounded by core/run/limits.py far below).
+MAX_SETTINGS_BYTES = 16 * 1024 * 1024
 #: The settings format this code writes; it changes whenever a field does. Version 2 =
 #: version 1 plus ``window_size``, ``sidebar_collapsed``, ``autosave_recordings``, the
 #: question set's shared ``context`` and the bounds of core/run/limits.py (files of
@@ -202,8 +205,8 @@ def _backup(path: Path, tag: str = "bad") -> Path | None:
         n += 1
         target = path.with_name(f"{path.name}.{tag}-{stamp}-{n}")
     try:
-        write_atomic(target, path.read_bytes())
-    except OSError:
+        write_atomic(target, read_bounded(path, MAX_SETTINGS_BYTES, "a settings file"))
+    except (OSError, FileTooLargeError):
         try:  # unreadable: a rename needs only the folder to be writable
             path.replace(target)
         except OSError:
@@ -222,15 +225,16 @@ def read_settings(
     """
     path = path or settings_path()
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_SETTINGS_BYTES, "a settings file", str(path))
     except FileNotFoundError:
         return SettingsLoad(AppSettings())
-    except OSError as exc:
+    except (OSError, FileTooLargeError) as exc:
         backup = _backup(path)
         kept = f"; the file was kept as {backup.name}" if backup else ""
+        why = str(exc) if isinstance(exc, FileTooLargeError) else exc.strerror or exc
         return SettingsLoad(
             AppSettings(),
-            f"Could not read the settings file {path} ({exc.strerror or exc}): "
+            f"Could not read the settings file {path} ({why}): "
             f"starting with default settings{kept}.",
             backup=backup,
         )
@@ -238,9 +242,11 @@ def read_settings(
         data = json.loads(raw.decode("utf-8-sig"))
         if not isinstance(data, dict):
             raise ValueError(f"it holds {json_kind(data)}, not a settings object")
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         backup = _backup(path)
-        if isinstance(exc, json.JSONDecodeError):
+        if isinstance(exc, RecursionError):
+            why = "its JSON is nested too deeply"
+        elif isinstance(exc, json.JSONDecodeError):
             why = f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         elif isinstance(exc, UnicodeDecodeError):
             why = "it is not UTF-8 text"
@@ -306,8 +312,15 @@ def stored_version(path: Path) -> int | None:
     """The format version of the settings file at ``path`` (``None`` when there is none or
     it cannot be read as a settings object)."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(
+            read_bounded(path, MAX_SETTINGS_BYTES, "a settings file").decode("utf-8-sig")
+        )
+    except (
+        OSError,
+        ValueError,
+        UnicodeDecodeError,
+        RecursionError,
+    ):  # FileTooLargeError: ValueError
         return None
     version = data.get("version") if isinstance(data, dict) else None
     return version if isinstance(version, int) and not isinstance(version, bool) else None

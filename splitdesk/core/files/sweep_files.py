@@ -21,6 +21,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from splitdesk.core.files.atomic import write_atomic
 from splitdesk.core.files.recording import data_dir
+from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded
+
+#: Largest sweep document read (a sweep of 64 rows of medians is a few hundred kB).
+MAX_SWEEP_BYTES = 64 * 1024 * 1024
 
 #: The CSV's columns, in order: N, median walls (s), measured and predicted speed-up (×),
 #: and the ideal speed-up (= N).
@@ -114,10 +118,14 @@ def read_sweep(path: Path) -> dict[str, Any]:
     read (added keys kept). Blocks; raises :class:`SweepFileError` naming the file and,
     for a document that is not a sweep, the first field that is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bounded(path, MAX_SWEEP_BYTES, "a sweep", path.name))
+    except FileTooLargeError as exc:
+        raise SweepFileError(str(exc)) from None
     except OSError as exc:
         raise SweepFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except RecursionError:
+        raise SweepFileError(f"{path.name} is not JSON: nested too deeply") from None
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError
         raise SweepFileError(f"{path.name} is not JSON: {exc}") from None
     try:
         SweepDocument.model_validate(data)

@@ -19,7 +19,7 @@ import httpx
 
 from splitdesk.core.measure.netenv import client_settings
 from splitdesk.providers import get_provider
-from splitdesk.providers.base import EndpointConfig
+from splitdesk.providers.base import EndpointConfig, header_problem
 from splitdesk.providers.stream import http_error
 
 #: Bytes of an error response's body read for its message.
@@ -39,10 +39,14 @@ async def check_models(endpoint: EndpointConfig, client_timeout_s: float) -> Mod
     """Ask ``endpoint`` for its model list and time the answer (module docstring);
     ``client_timeout_s``: seconds for each of connecting, sending and reading.
 
-    Raises ``ValueError`` with the HTTP error explained (status, the server's message and
-    what to do), :class:`~splitdesk.core.measure.netenv.NetworkSetupError` when the environment's
+    Raises ``ValueError`` for a key or header that cannot be sent
+    (:func:`~splitdesk.providers.base.header_problem`) and with the HTTP error explained
+    (status, the server's message and what to do),
+    :class:`~splitdesk.core.measure.netenv.NetworkSetupError` when the environment's
     proxy or CA settings cannot work for it, and ``httpx.HTTPError`` when it cannot be
     reached (:func:`splitdesk.core.measure.runner.classify_transport_error` words it)."""
+    if problem := header_problem(endpoint.api_key, endpoint.headers):
+        raise ValueError(problem)  # httpx raised UnicodeEncodeError while sending
     provider = get_provider(endpoint.api)
     call = provider.models_request(endpoint)
     # reads proxy and CA files: off the event loop's thread

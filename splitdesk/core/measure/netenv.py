@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import ssl
+import stat
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from urllib.request import getproxies
@@ -38,6 +39,8 @@ from urllib.request import getproxies
 import httpx
 
 from splitdesk.core.measure.no_proxy import NoProxy, parse_no_proxy
+from splitdesk.core.run.bounded_read import size_words
+from splitdesk.core.run.file_words import os_error_words
 
 _KNOWN_PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 
@@ -92,17 +95,61 @@ def proxy_for(url: str) -> tuple[str, str] | None:
     return proxies.get(target.scheme) or proxies.get("all")
 
 
-def shown_proxy(proxy: str) -> str:
-    """``proxy`` (a URL) as it may be shown: its password replaced by ``***``."""
-    parts = urlsplit(proxy)
-    if parts.password:
-        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return parts._replace(netloc=netloc).geturl()
-    return proxy
+def shown_proxy(proxy: str, keep_user: bool = True) -> str:
+    """``proxy`` as it may be shown: without its password (``http://user:***@host:3128``),
+    or without user and password when ``keep_user`` is False (``http://***@host:3128``).
+    Never raises, whatever the text: a malformed proxy URL is shown redacted too (the
+    credentials are what lies between ``://`` and the last ``@``)."""
+    scheme, sep, rest = proxy.partition("://")
+    if not sep:
+        scheme, rest = "", proxy
+    credentials, at, host = rest.rpartition("@")
+    if not at:
+        return proxy
+    user, colon, _ = credentials.partition(":")
+    if keep_user and not colon:
+        return proxy  # a user name alone is no secret
+    userinfo = f"{user}:***@" if keep_user else "***@"
+    return f"{scheme}{sep}{userinfo}{host}"
+
+
+class ProxyURLError(NetworkSetupError):
+    """A proxy variable that is not a URL httpx can use (``http://[bad``, a port that is
+    not a number): bad input, said in one line naming the variable, before anything is
+    sent."""
+
+
+def proxy_url_problem(proxy: str, variable: str) -> str | None:
+    """Why ``proxy`` (from ``variable``) is not a proxy URL at all, or None: one line
+    naming the variable and its value without the password. ``urlsplit`` raised
+    ``ValueError: Invalid IPv6 URL`` for ``http://[bad`` and httpx ``InvalidURL`` for a
+    port that is not a number, from deep inside the first request."""
+    why = None
+    try:
+        parts = urlsplit(proxy)
+        _ = parts.port  # raises for a port that is not a number or out of range
+        if parts.scheme.lower() not in _KNOWN_PROXY_SCHEMES:
+            return None  # a URL, of a scheme httpx has no proxy for: proxy_problem says so
+        if not parts.hostname:
+            why = "it names no host"
+        else:
+            httpx.Proxy(proxy)  # what the client will be given: refused the same way
+    except (ValueError, httpx.InvalidURL) as exc:  # httpx.InvalidURL is no ValueError
+        why = str(exc) or type(exc).__name__
+    if why is None:
+        return None
+    why = why.replace(proxy, shown_proxy(proxy))  # a message that quotes it, redacted
+    return (
+        f"{variable}={shown_proxy(proxy)} is not a proxy URL ({why}) — write it as "
+        f"http://host:port (e.g. http://proxy.example:3128) or unset {variable}"
+    )
 
 
 def proxy_problem(proxy: str, variable: str) -> str | None:
-    """Why ``proxy`` (from ``variable``) cannot work here, or None."""
+    """Why ``proxy`` (from ``variable``) cannot work here, or None: not a URL at all
+    (:func:`proxy_url_problem`), a scheme httpx does not know, SOCKS without ``socksio``."""
+    if problem := proxy_url_problem(proxy, variable):
+        return problem
     scheme = urlsplit(proxy).scheme.lower()
     if scheme not in _KNOWN_PROXY_SCHEMES:
         return (
@@ -140,6 +187,41 @@ def tls_problem() -> str | None:
     return None
 
 
+#: Largest CA bundle file accepted (the system's own is about 200 kB).
+MAX_CA_BUNDLE_BYTES = 16 * 1024 * 1024
+
+
+def ca_bundle_problem(path: str) -> str | None:
+    """Why the CA bundle ``path`` (``--ca-bundle``, the endpoint's CA bundle) cannot verify
+    TLS, or None: not a regular file or folder, too large, or no CA certificate can be read
+    from it (``ssl.create_default_context(cafile=…)``, as every run's client loads it).
+    Said before anything is sent: a bundle that is not PEM was found only by the first
+    request, once per request. Reads the file: call off the GUI thread. Never raises."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return os_error_words(exc)
+    if stat.S_ISDIR(st.st_mode):  # a folder of hashed certificates (c_rehash): read lazily
+        return None if os.access(path, os.R_OK | os.X_OK) else "no permission to read it"
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device: OpenSSL would read it for ever
+        return "is not a file: give a CA bundle file (PEM) or a folder of certificates"
+    if st.st_size > MAX_CA_BUNDLE_BYTES:
+        return (
+            f"{st.st_size / 1e6:.1f} MB is too large for a CA bundle (at most "
+            f"{size_words(MAX_CA_BUNDLE_BYTES)})"
+        )
+    try:
+        context = ssl.create_default_context(cafile=path)
+    except ssl.SSLError as exc:
+        why = exc.reason or "a certificate in it is damaged or cut short"  # "PEM lib"
+        return f"not a CA bundle: no PEM certificate could be read from it ({why})"
+    except (OSError, ValueError) as exc:
+        return os_error_words(exc) if isinstance(exc, OSError) else str(exc)
+    if not context.cert_store_stats()["x509"]:  # a file of CRLs only
+        return "not a CA bundle: it holds no certificate (PEM: -----BEGIN CERTIFICATE-----)"
+    return None
+
+
 def _context(verify: bool | str, use_env: bool) -> ssl.SSLContext:
     if isinstance(verify, str):
         try:
@@ -161,9 +243,12 @@ def client_settings(url: str, verify: bool | str = True) -> ClientSettings:
     """``verify``/``trust_env``/``proxy`` for a client of ``url`` (its base URL). Reads the
     file system: call off the GUI thread. Raises :class:`NetworkSetupError` when the
     environment's proxy for ``url``, or its CA settings while ``url`` needs TLS, cannot
-    work; a problem that does not concern ``url`` is left out of its client."""
+    work (:class:`ProxyURLError` for a proxy variable that is not a URL); a problem that
+    does not concern ``url`` is left out of its client."""
     chosen = proxy_for(url)
     if chosen is not None:
+        if problem := proxy_url_problem(*chosen):
+            raise ProxyURLError(problem)
         problem = proxy_problem(*chosen)
         if problem:
             raise NetworkSetupError(problem)

@@ -36,6 +36,7 @@ message (Python 3.11's ``TOMLDecodeError`` has no line/column attributes).
 from __future__ import annotations
 
 import re
+import reprlib
 import tomllib
 import unicodedata
 from importlib.resources import files
@@ -182,8 +183,15 @@ _SET_FIELDS = (
 _TEMPLATE_FIELDS = "a template has `text`, `marker`, `context_as` and `cache_control`"
 
 
+#: What a file nested deeper than Python's parser (and ``repr``) can follow is told.
+TOO_DEEP = "TOML nested too deeply (arrays or tables hundreds of levels inside one another)"
+
+
 def _got(value: Any) -> str:
-    shown = repr(value)
+    try:
+        shown = repr(value)
+    except RecursionError:  # a value nested hundreds deep: its outer levels
+        shown = reprlib.repr(value)
     return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
@@ -225,13 +233,15 @@ def read_context_file(name: str, folder: Path | None) -> str:
     path = Path(name).expanduser()
     if not path.is_absolute() and folder is not None:
         path = folder / path
+    from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded_text
+
     try:
-        if path.stat().st_size > 4 * MAX_CONTEXT_CHARS:
-            raise QuestionFileError(
-                f"context_file {name!r}: too large ({path.stat().st_size:,} bytes; a shared "
-                f"context is at most {MAX_CONTEXT_CHARS:,} characters)"
-            )
-        text = path.read_text(encoding="utf-8-sig")
+        # at most 4 bytes a character: more bytes than that cannot be a context it reads
+        text = read_bounded_text(
+            path, 4 * MAX_CONTEXT_CHARS, "a shared context", f"context_file {name!r}"
+        )
+    except FileTooLargeError as exc:
+        raise QuestionFileError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise QuestionFileError(
             f"context_file {name!r}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
@@ -268,6 +278,8 @@ def parse_question_set(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(exc) from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise QuestionFileError(f"not a question set: {TOO_DEEP}") from None
     version = data.get("version", FORMAT_VERSION)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise QuestionFileError(
@@ -298,6 +310,8 @@ def parse_question_set(
         data["context"] = read_context_file(name, folder)
     try:
         return QuestionSet.model_validate(data)
+    except RecursionError:  # parsed, at the edge of the stack: a field nested too deeply
+        raise QuestionFileError(f"not a question set: {TOO_DEEP}") from None
     except ValidationError as exc:
         # an unknown field first: "txt is not a field" explains "text is missing"
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
@@ -308,20 +322,17 @@ def parse_question_set(
 def load_question_set(path: Path) -> QuestionSet:
     """Read a question-set file (TOML or plain text). Raises :class:`QuestionFileError`
     with the file name for unreadable or invalid files. Blocking: call off the GUI thread."""
+    from splitdesk.core.run.bounded_read import FileTooLargeError, read_bounded_text
     from splitdesk.core.run.file_words import os_error_words
     from splitdesk.core.run.limits import QUESTION_FILE_BYTES
 
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise QuestionFileError(f"{path.name}: cannot read: {os_error_words(exc)}") from None
-    if size > QUESTION_FILE_BYTES.high:
-        raise QuestionFileError(
-            f"{path.name}: {size / 1e6:.1f} MB is too large for a question set "
-            f"(at most {QUESTION_FILE_BYTES.high / 1e6:.0f} MB: {QUESTION_FILE_BYTES.why})"
-        )
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM from Windows editors is not text
+    try:  # a BOM from Windows editors is not text
+        text = read_bounded_text(
+            path, int(QUESTION_FILE_BYTES.high), "a question set", path.name,
+            QUESTION_FILE_BYTES.why,
+        )  # fmt: skip
+    except FileTooLargeError as exc:
+        raise QuestionFileError(str(exc)) from None
     except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
         byte = exc.object[exc.start]
         raise QuestionFileError(

@@ -40,6 +40,7 @@ from splitdesk.core.measure.client_cpu import (
 )
 from splitdesk.core.measure.client_pattern import ClientPattern
 from splitdesk.core.measure.engine import EngineProcess, ProcessRun
+from splitdesk.core.measure.netenv import ca_bundle_problem
 from splitdesk.core.measure.runner import RunConfig, Timeouts
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
@@ -48,7 +49,7 @@ from splitdesk.core.run.plans import Mode, RunPlan, make_plan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
-from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError
+from splitdesk.providers.base import EndpointConfig, ErrorKind, RequestError, header_problem
 from splitdesk.sim.launcher import SimProcess, SimStartError, start_sim
 from splitdesk.ui.common.priority import Spawner
 from splitdesk.ui.common.tasks import spawn
@@ -341,6 +342,18 @@ class RunController(QObject):
     async def _start(self, request: RunRequest) -> RunState:
         if request.key_problem:
             raise ControllerError(request.key_problem)
+        if not request.endpoint.is_builtin and (
+            problem := header_problem(request.api_key, request.endpoint.headers)
+        ):  # said before anything is sent (the engine's first request raised it)
+            raise ControllerError(problem)
+        # a CA bundle that is not PEM was found by each request, once per request
+        bundle = request.endpoint.verify
+        if (
+            not request.endpoint.is_builtin
+            and isinstance(bundle, str)
+            and (problem := await asyncio.to_thread(ca_bundle_problem, bundle))
+        ):
+            raise ControllerError(f"CA bundle {bundle}: {problem}")
         if problem := questions_problem(list(request.questions)):  # core/run/limits.py
             raise ControllerError(problem)
         plan = request.plan()
