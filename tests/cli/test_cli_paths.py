@@ -53,6 +53,9 @@ def splitdesk(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
         (["sweep", "--max-n", "2", "--json", "{tmp}/missing/sweep.json"], "does not exist"),
         (["--screenshot", "{tmp}/missing/shot.png", "--quit"], "--screenshot"),
         (["--quit"], "--quit closes the app after a run: add --run"),  # it never ended
+        # a device is no file to rename a saved one over (as root, /dev/null was replaced)
+        (["bench", "--json", "/dev/null"], "--json /dev/null: is a device, not a file"),
+        (["--run", "--screenshot", "/dev/null", "--quit"], "is a device, not a file"),
         (["bench", "--record", "-"], "--record -: a recording is a file"),  # wrote "./-"
         (["replay", str(DEMO), "--screenshot", "{tmp}/missing/shot.png"], "--screenshot"),
         (["export", str(DEMO), "--csv", "{tmp}/a.csv", "--json", "{tmp}/a.csv"], "same file"),

@@ -21,8 +21,10 @@ New files get the permissions ``open()`` would give them (``0o666`` less the uma
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -60,6 +62,8 @@ class AtomicFile:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        if (problem := _not_a_file(self.path)) is not None:
+            raise OSError(errno.EINVAL, f"{self.path} {problem}")
         folder = _folder(self.path)
         token = secrets.token_hex(4)
         fd, name = tempfile.mkstemp(
@@ -125,6 +129,20 @@ def leftovers(folder: Path, name: str) -> list[Path]:
     return sorted(folder.glob(f".{name}.*{PART_SUFFIX}"))
 
 
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path``, which exists, is no file to replace: a device, a pipe or a socket
+    (``/dev/null``: renaming a saved file over it as root would replace the device with a
+    file, for every program on the machine). ``None`` for a regular file, or no file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a pipe or socket"
+    return f"is {kind}, not a file: give a file name"
+
+
 def output_problem(path: Path) -> str | None:
     """Why ``path`` cannot be written as a file (checked before a run or an export starts,
     so a long run never ends in a failed save), or ``None``: ``is a folder``, ``folder …
@@ -136,6 +154,8 @@ def output_problem(path: Path) -> str | None:
     folder = _folder(path)
     if path.is_dir():
         return "is a folder; give a file name"
+    if (problem := _not_a_file(path)) is not None:
+        return problem
     if not folder.is_dir():
         return (
             f"folder {folder} does not exist"

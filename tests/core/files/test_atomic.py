@@ -112,3 +112,13 @@ def test_every_file_splitdesk_writes_goes_through_the_atomic_writer() -> None:
             if _DIRECT_WRITE.search(code) and "_target.temp" not in code:
                 found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not found, "files written without core/files/atomic.py:\n" + "\n".join(found)
+
+
+def test_a_device_is_never_replaced_by_a_saved_file() -> None:
+    """Saving over ``/dev/null`` is refused, and the device stays a device (renaming a
+    saved file over it, as root, replaced it with a file for every program)."""
+    target = Path(os.devnull)
+    assert output_problem(target) == "is a device, not a file: give a file name"
+    with pytest.raises(OSError, match="is a device, not a file"):
+        write_atomic(target, b"{}")
+    assert stat.S_ISCHR(os.stat(target).st_mode)
