@@ -34,8 +34,15 @@ class CountingListener:
             conn.close()
 
     def close(self) -> None:
+        # shutdown wakes the thread's accept(); a close alone leaves it blocked (Linux), and
+        # the join then waited its whole timeout: 10 s per test
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self._sock.close()
         self._thread.join(timeout=10)
+        assert not self._thread.is_alive(), "the counting listener's thread did not end"
 
 
 @contextmanager
