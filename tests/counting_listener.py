@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 
 class CountingListener:
@@ -36,10 +36,8 @@ class CountingListener:
     def close(self) -> None:
         # shutdown wakes the thread's accept(); a close alone leaves it blocked (Linux), and
         # the join then waited its whole timeout: 10 s per test
-        try:
+        with suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self._sock.close()
         self._thread.join(timeout=10)
         assert not self._thread.is_alive(), "the counting listener's thread did not end"
