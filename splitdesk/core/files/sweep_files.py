@@ -101,12 +101,14 @@ def write_sweep(doc: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def save_sweep(doc: dict[str, Any], folder: Path | None = None) -> Path:
+def save_sweep(
+    doc: dict[str, Any], folder: Path | None = None, now: float | None = None
+) -> Path:
     """Keep ``doc`` in ``folder`` (default :func:`sweeps_dir`) under :func:`sweep_name`
-    (a second one in the same second gets ``-2``, ``-3`` …); returns its path. Blocks;
-    raises :class:`SweepFileError`."""
+    for ``now`` (epoch seconds; default the current time); a second one in the same
+    second gets ``-2``, ``-3`` …. Returns its path. Blocks; raises :class:`SweepFileError`."""
     folder = folder or sweeps_dir()
-    name = sweep_name(doc)
+    name = sweep_name(doc, now)
     path, k = folder / name, 2
     while path.exists():
         path, k = folder / f"{name.removesuffix('.json')}-{k}.json", k + 1

@@ -118,8 +118,9 @@ def test_kept_sweeps_read_back_and_csv(tmp_path: Path) -> None:
         sweep_rows(runs),
         ClientPattern(cold=True),
     )
-    first, second = save_sweep(doc, tmp_path), save_sweep(doc, tmp_path)
-    assert first != second and second.name.endswith("-2.json")  # the same second
+    at = 1_764_000_000.25  # both saves in one second, whatever the clock does meanwhile
+    first, second = save_sweep(doc, tmp_path, at), save_sweep(doc, tmp_path, at)
+    assert first != second and second.name == first.name.removesuffix(".json") + "-2.json"
     assert read_sweep(first) == doc and set(saved_sweeps(tmp_path)) == {first, second}
     assert doc["endpoint"] == {
         "url": "builtin:batching (http://127.0.0.1:1/v1)",
