@@ -101,9 +101,7 @@ def write_sweep(doc: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def save_sweep(
-    doc: dict[str, Any], folder: Path | None = None, now: float | None = None
-) -> Path:
+def save_sweep(doc: dict[str, Any], folder: Path | None = None, now: float | None = None) -> Path:
     """Keep ``doc`` in ``folder`` (default :func:`sweeps_dir`) under :func:`sweep_name`
     for ``now`` (epoch seconds; default the current time); a second one in the same
     second gets ``-2``, ``-3`` …. Returns its path. Blocks; raises :class:`SweepFileError`."""
