@@ -334,7 +334,11 @@ class ServerLane(QWidget):
         if state is None:
             return
         if self.recorded is not None:
-            now = state.now()  # a replay's playback position
+            # a replay's playback position; a run shown whole, up to its end. (A state
+            # rebuilt from a recording without a playback clock has no "now": its origin
+            # is another boot's monotonic clock, and the lane drew nothing on a machine
+            # up for less time than the recording's.)
+            now = state.ended.t if state.ended is not None else state.now()
             self._draw(self.recorded.until(now if now is not None else 0.0), "recorded")
             return
         poller = self.poller
