@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -254,11 +254,49 @@ def opaque_plot(plot: QWidget) -> None:
 def opaque_fill(widget: QWidget, color: str) -> None:
     """``widget`` fills its own rectangle with ``color`` (the colour behind it anyway, a
     pane's or the summary's panel), so Qt repaints it alone when it changes, not every
-    widget behind it up to the window. The pixels are those the parents painted."""
-    pal = widget.palette()
-    pal.setColor(widget.backgroundRole(), QColor(color))
-    widget.setPalette(pal)
-    widget.setAutoFillBackground(True)
+    widget behind it up to the window. The pixels are those the parents painted.
+
+    A style sheet rule that gives the widget (or its scroll area) a background turns the
+    widget's ``autoFillBackground`` off each time it polishes it (Qt's
+    ``QStyleSheetStyle::polish``), and Qt then counts the widget as see-through: every
+    frame of a pane's text repainted the window, its splitters, the stage and the card
+    behind it (issue 25). The fill is set again after each polish (:class:`_KeepFilled`);
+    the style sheet's own background and border are still drawn over it."""
+    keeper = widget.findChild(_KeepFilled, _KeepFilled.NAME)
+    if keeper is None:
+        keeper = _KeepFilled(widget)
+        widget.installEventFilter(keeper)
+    keeper.color = QColor(color)
+    keeper.fill()
+
+
+class _KeepFilled(QObject):
+    """Keeps :func:`opaque_fill`'s fill on its parent widget through style polishes."""
+
+    NAME = "splitdesk_keep_filled"
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.setObjectName(self.NAME)
+        self.widget = widget
+        self.color = QColor()
+
+    def fill(self) -> None:
+        """Give the widget the fill colour and turn its background fill on."""
+        widget = self.widget
+        pal = widget.palette()
+        if pal.color(widget.backgroundRole()) != self.color:
+            pal.setColor(widget.backgroundRole(), self.color)
+            widget.setPalette(pal)
+        if not widget.autoFillBackground():
+            widget.setAutoFillBackground(True)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # Polish reaches the filter before the style polishes the widget; StyleChange
+        # after a new style sheet re-polished it: either way, fill once it is done
+        if event.type() in (QEvent.Type.Polish, QEvent.Type.StyleChange):
+            QTimer.singleShot(0, self, self.fill)
+        return False
 
 
 def dress(widget: QWidget, theme: Theme, scale: float = 1.0) -> None:
