@@ -2,17 +2,23 @@
 
 Streams deliver hundreds of events per second; each view marks itself dirty and asks its
 throttle to repaint. The throttle calls back at most once per ``interval_ms`` (16 ms ≈ 60
-frames per second), on a frame grid shared by every throttle of that interval (so views
-refresh, and Qt paints them, together), and :meth:`Throttle.flush` runs the callback at once, so the last
-tokens of a finished stream are always painted (qutebrowser's ``misc/throttle.py`` idea).
+frames per second), on a frame grid shared by every throttle and called by one precise
+timer (:class:`FrameClock`: the views refresh, and Qt paints them, in one pass), and
+:meth:`Throttle.flush` runs the callback at once, so the last tokens of a finished stream
+are always painted (qutebrowser's ``misc/throttle.py`` idea).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 import time
+import weakref
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+import shiboken6
+from PySide6.QtCore import QObject, Qt, QTimer
 
 FRAME_MS = 16
 #: The frame of the views that follow a streaming run (ms): panes append text, the
@@ -47,6 +53,71 @@ def set_live_pace(factor: float) -> None:
     _pace[0] = max(1.0, factor)
 
 
+#: A throttle due within this much of the frame clock's tick is called in that tick (ms):
+#: Qt's millisecond timer would otherwise wake the loop again for it a moment later, and
+#: Qt would paint twice.
+TICK_SLACK_MS = 1.0
+
+
+class FrameClock(QObject):
+    """One precise timer that calls every throttle due at a tick of the frame grid in the
+    same turn of the event loop, so Qt paints what they changed in one pass.
+
+    A timer per throttle did not: Qt's coarse timers fire up to 5 % of their interval early
+    or late, so of two views due at the same frame one often fired 2–3 ms before it (and
+    before the run's events were drained for that frame) and one after, and Qt painted the
+    window twice (``benchmarks/window_cpu.py``: 338 paint passes in an 11.4 s default run
+    for 228 frames; issue 25). Throttles are held by weak reference: a pane deleted while a
+    call is pending is skipped."""
+
+    _instance: FrameClock | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._tick)
+        self._due: list[tuple[float, int, weakref.ref[Throttle], int]] = []
+        self._order = itertools.count()
+        self._armed_for: float | None = None
+
+    @classmethod
+    def shared(cls) -> FrameClock:
+        """The clock of every throttle (made on first use, on the GUI thread)."""
+        clock = cls._instance
+        if clock is None or not shiboken6.isValid(clock):
+            clock = cls._instance = cls()
+        return clock
+
+    def schedule(self, throttle: Throttle, at_ms: float, ticket: int) -> None:
+        """Call ``throttle`` (its call ``ticket``) at ``at_ms`` (``time.monotonic()``
+        milliseconds)."""
+        heapq.heappush(self._due, (at_ms, next(self._order), weakref.ref(throttle), ticket))
+        self._arm()
+
+    def _arm(self) -> None:
+        if not self._due:
+            self._timer.stop()
+            self._armed_for = None
+            return
+        first = self._due[0][0]
+        if self._armed_for == first and self._timer.isActive():
+            return
+        self._armed_for = first
+        self._timer.start(max(0, math.ceil(first - time.monotonic() * 1000)))
+
+    def _tick(self) -> None:
+        self._armed_for = None
+        # a throttle requested by another's call in this turn (due now) runs in it too
+        while self._due and self._due[0][0] <= time.monotonic() * 1000 + TICK_SLACK_MS:
+            _at, _n, ref, ticket = heapq.heappop(self._due)
+            throttle = ref()
+            if throttle is not None and shiboken6.isValid(throttle):
+                throttle._due(ticket)
+        self._arm()
+
+
 class Throttle(QObject):
     """Calls ``callback`` at most once per ``interval_ms`` milliseconds.
 
@@ -69,10 +140,9 @@ class Throttle(QObject):
         self.paced = paced
         self._last = 0.0
         self._pending = False
+        #: The latest scheduled call's number: an earlier one, cancelled, is skipped.
+        self._ticket = 0
         self.calls = 0
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self._fire)
 
     def set_interval(self, interval_ms: int) -> None:
         """Change the shortest time between two calls."""
@@ -98,18 +168,23 @@ class Throttle(QObject):
         since_last = now_ms - self._last * 1000
         if since_last + delay < interval:  # same slot as the last call: next one
             delay += interval
-        self._timer.start(max(0, round(delay)))
+        self._ticket += 1
+        FrameClock.shared().schedule(self, now_ms + delay, self._ticket)
 
     def flush(self) -> None:
         """Make the pending call now (no-op when none is pending)."""
         if self._pending:
-            self._timer.stop()
             self._fire()
 
     def cancel(self) -> None:
         """Forget a pending call."""
-        self._timer.stop()
         self._pending = False
+
+    def _due(self, ticket: int) -> None:
+        """The frame clock's call ``ticket``: the pending call, unless it was flushed or
+        cancelled (and perhaps requested again, for a later tick) since."""
+        if self._pending and ticket == self._ticket:
+            self._fire()
 
     def _fire(self) -> None:
         self._pending = False

@@ -494,6 +494,7 @@ class RequestPane(QFrame):
         # the card's panel behind the text: a new line repaints the text alone, not the
         # card and every widget behind it up to the window (issue 25)
         opaque_fill(self.text.viewport(), theme.panel)
+        opaque_fill(self.text.verticalScrollBar(), theme.panel)  # it moves as text comes
         self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
         self.error = QLabel("")
         self.error.setObjectName("error")
@@ -510,6 +511,7 @@ class RequestPane(QFrame):
         #: The failure is shown once in the summary's banner (every request had it).
         self.error_in_banner = False
         self._clock = QTimer(self)  # counts "waiting 1.8 s" / "stalled 3.2 s" between events
+        self._tick_due = False  #: the clock ticked: the next refresh rewrites the state
         self._clock.setInterval(200)
         self._clock.timeout.connect(self._tick)
 
@@ -562,6 +564,7 @@ class RequestPane(QFrame):
         view.setFont(italic)
         view.setMaximumHeight(int(90 * scale))
         opaque_fill(view.viewport(), self.theme.panel)  # as the answer's view
+        opaque_fill(view.verticalScrollBar(), self.theme.panel)
         view.hide()
         self._box.insertWidget(2, toggle)  # after the header and the figures rows
         self._box.insertWidget(3, view)
@@ -701,9 +704,9 @@ class RequestPane(QFrame):
         if self.visibleRegion().isEmpty():  # out of sight: caught up when painted again
             self._stale = True
             return
-        if not self._header_if_due():
-            # figures held back by HEADER_MS catch up where seen; "waiting 1.8 s" counts on
-            self._update_state_label()
+        # in the views' next frame (:meth:`refresh`), painted with them in one pass
+        self._tick_due = True
+        self.throttle.request()
 
     def waiting_label(self) -> str | None:
         """What the request waits for and for how long, or ``None`` when it is not waiting."""
@@ -785,7 +788,10 @@ class RequestPane(QFrame):
             new = "".join(trace.text_parts[self._parts :])
             self._parts = len(trace.text_parts)
             self.append_answer(new)
-        self._header_if_due()
+        if not self._header_if_due() and self._tick_due:
+            # figures held back by HEADER_MS catch up where seen; "waiting 1.8 s" counts on
+            self._update_state_label()
+        self._tick_due = False
 
     def _header_if_due(self) -> bool:
         """Rewrite the header now if its state changed or its figures are

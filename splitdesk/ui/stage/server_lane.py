@@ -41,8 +41,9 @@ from splitdesk.core.measure.server_metrics import (
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RequestSent, RunEvent
 from splitdesk.core.run.run_state import RunState
-from splitdesk.ui.common.theme import Theme, opaque_plot, ui_font
-from splitdesk.ui.stage.panes import ElidedLabel
+from splitdesk.ui.common.theme import Theme, opaque_fill, opaque_plot, ui_font
+from splitdesk.ui.common.throttle import LIVE_FRAME_MS, Throttle
+from splitdesk.ui.stage.panes import FiguresLabel
 
 REDRAW_MS = 250
 #: How often a live run polls the endpoint's ``/metrics`` (per second).
@@ -82,8 +83,10 @@ class ServerLane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         #: One line that never widens the window: a shorter wording, then "…", when narrow
-        #: (the whole text on hover).
-        self.caption = ElidedLabel("")
+        #: (the whole text on hover). Its figures change with every sample: a new text
+        #: only repaints it, never re-lays out the stage (:class:`FiguresLabel`).
+        self.caption = FiguresLabel("")
+        opaque_fill(self.caption, theme.window)  # the window's colour is behind it
         self.caption.setFont(ui_font(scale, -1))
         self.caption.setStyleSheet(f"color: {theme.muted}")
         #: "open" (caption and plot), "line" (the caption line only) or "off" (hidden
@@ -165,7 +168,9 @@ class ServerLane(QWidget):
         layout.addWidget(self.plot)
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
-        self._timer.timeout.connect(self.redraw)
+        # drawn in the views' next frame: Qt paints the lane in their pass, not in one more
+        self._frame = Throttle(self.redraw, LIVE_FRAME_MS, self, paced=True)
+        self._timer.timeout.connect(self._frame.request)
         #: once after a run with no sample: the poller's last word (:meth:`finish`)
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
@@ -323,6 +328,7 @@ class ServerLane(QWidget):
         """Stop the poller without blocking the GUI thread."""
         self._stop_watching()
         self._timer.stop()
+        self._frame.cancel()
         self._settle.stop()
         if self.poller is not None:
             self.poller.stop(timeout=0)

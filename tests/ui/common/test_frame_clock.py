@@ -1,0 +1,84 @@
+"""Views due at the same frame refresh in one turn of the event loop, so Qt paints them in
+one pass (issue 25: in the window a timer per view fired 2–3 ms apart under load, and Qt
+painted the window twice a frame; one precise frame clock now calls them all). Real Qt
+timers under the offscreen platform."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QTimer
+
+from splitdesk.ui.common.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
+
+
+def test_views_due_at_one_frame_are_called_in_one_turn(qtbot: Any) -> None:
+    turns = [0]  # bumped by a zero timer: a new turn of the event loop has run
+    calls: list[tuple[str, int, float]] = []
+
+    def bump() -> None:
+        turns[0] += 1
+        QTimer.singleShot(0, bump)
+
+    def call(name: str) -> None:
+        calls.append((name, turns[0], time.monotonic()))
+
+    pane = Throttle(lambda: call("pane"), LIVE_FRAME_MS)
+    summary = Throttle(lambda: call("summary"), LIVE_TEXT_MS)  # a coarser grid
+    timeline = Throttle(lambda: call("timeline"), LIVE_FRAME_MS)
+    bump()
+    for _attempt in range(20):  # a loaded machine may overshoot a wait: try again
+        calls.clear()
+        for t in (pane, summary, timeline):
+            t.cancel()
+        # the three ask at scattered moments before one summary tick, as events arrive:
+        # the summary early in its slot, the pane and the timeline in the last frame
+        now_ms = time.monotonic() * 1000
+        tick = (now_ms // LIVE_TEXT_MS + 1) * LIVE_TEXT_MS
+        if tick - now_ms < LIVE_FRAME_MS + 20:
+            qtbot.wait(round(tick - now_ms) + 1)
+            continue
+        summary.request()
+        qtbot.wait(max(0, round(tick - LIVE_FRAME_MS + 5 - time.monotonic() * 1000)))
+        pane.request()
+        qtbot.wait(5)
+        timeline.request()
+        if time.monotonic() * 1000 < tick - 2:  # all three asked before the tick
+            break
+    else:
+        raise AssertionError("20 attempts to ask within one frame all overshot it")
+    qtbot.waitUntil(lambda: len(calls) == 3, timeout=5000)
+    by_name = {name: (turn, t) for name, turn, t in calls}
+    # the pane and the timeline were due at the same frame: one turn
+    assert by_name["pane"][0] == by_name["timeline"][0], calls
+    # the summary's tick is a frame tick too: it came in the same turn, not before or after
+    assert by_name["summary"][0] == by_name["pane"][0], calls
+
+
+def test_a_cancelled_or_flushed_call_is_not_made_again_at_its_tick(qtbot: Any) -> None:
+    made: list[str] = []
+    a = Throttle(lambda: made.append("a"), LIVE_FRAME_MS)
+    b = Throttle(lambda: made.append("b"), LIVE_FRAME_MS)
+    a.request()
+    a.cancel()
+    b.request()
+    b.flush()  # called now: not again at the tick
+    assert made == ["b"]
+    qtbot.wait(3 * LIVE_FRAME_MS)
+    assert made == ["b"], "a cancelled or flushed call came at its tick"
+    a.request()
+    qtbot.waitUntil(lambda: made == ["b", "a"], timeout=5000)
+
+
+def test_a_deleted_view_with_a_call_pending_is_skipped(qtbot: Any) -> None:
+    made: list[str] = []
+    gone = Throttle(lambda: made.append("gone"), LIVE_FRAME_MS)
+    kept = Throttle(lambda: made.append("kept"), LIVE_FRAME_MS)
+    gone.request()
+    kept.request()
+    gone.deleteLater()  # a pane rebuilt under a pending refresh
+    del gone
+    qtbot.waitUntil(lambda: made == ["kept"], timeout=5000)
+    qtbot.wait(2 * LIVE_FRAME_MS)
+    assert made == ["kept"]
