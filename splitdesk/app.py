@@ -25,6 +25,10 @@ from pathlib import Path
 os.environ.setdefault("QT_API", "pyside6")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
+# isort: off
+import splitdesk.preload  # noqa: F401  (first: before PySide6, see its docstring)
+
+# isort: on
 import qasync
 from PySide6.QtCore import (
     QMessageLogContext,
