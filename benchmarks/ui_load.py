@@ -62,8 +62,8 @@ COLD_START = """
 import time, os
 t_start = float(os.environ["T0"])
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import splitdesk.app as app  # first, as the app's entry point imports it (before any Qt)
 from PySide6.QtCore import QTimer
-import splitdesk.app as app
 orig = app.MainWindow.show
 def show(self):
     orig(self)
@@ -77,8 +77,8 @@ FIRST_REQUEST = """
 import time, os
 delay = float(os.environ["RUN_DELAY"])
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import splitdesk.app as app  # first, as the app's entry point imports it (before any Qt)
 from PySide6.QtCore import QTimer
-import splitdesk.app as app
 orig = app.MainWindow.show
 def show(self):
     orig(self)

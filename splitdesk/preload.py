@@ -5,8 +5,9 @@ once PySide6 is loaded, to see whether the module names PySide6
 (``shibokensupport/feature.py``, ``_mod_uses_pyside``: ``inspect.getsource`` per module,
 PYSIDE-2029). The window's start had it read 741 modules — numpy's, pydantic's, httpx's
 and its dependencies' internals among them. Imported here first, their internals are
-never named again after PySide6: 354 modules are read, and ``import splitdesk.app`` takes
-about 0.69 s instead of 0.75–0.79 s (issue 25; ``benchmarks/ui_load.py``'s cold start).
+never named again after PySide6: 354 modules are read, and ``import splitdesk.app`` took
+0.69 s instead of 0.73 s (medians of 6 interleaved runs on 2 shared cores; issue 25's
+cold start).
 ``splitdesk.app`` imports this module before anything else; it must not import Qt
 itself (the import contracts in ``pyproject.toml`` keep core and providers Qt-free).
 """
