@@ -158,6 +158,8 @@ def iter_deltas(
     if response.status_code >= 400:
         return _http_error(response, clock)
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == "application/json" and framing == "sse":
+        return _json_or_sse(response, decoder, content_type, clock)
     if content_type == "application/json" or "html" in content_type:
         return _whole_body(response, decoder, framing, content_type, clock)
     if framing == "ndjson":
@@ -180,16 +182,64 @@ async def _http_error(response: httpx.Response, clock: Clock) -> AsyncGenerator[
     )
 
 
+#: How an SSE body begins (its first line names a field, or is a comment), as opposed
+#: to a JSON document ("{", "["): https://html.spec.whatwg.org/multipage/server-sent-events.html
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+async def _prefixed(
+    first: list[bytes], reads: AsyncGenerator[bytes, None]
+) -> AsyncGenerator[bytes, None]:
+    """The reads ``first`` (already taken from ``reads``), then the rest of ``reads``."""
+    async with contextlib.aclosing(reads):
+        for chunk in first:
+            yield chunk
+        async for chunk in reads:
+            yield chunk
+
+
+async def _json_or_sse(
+    response: httpx.Response, decoder: StreamDecoder, content_type: str, clock: Clock
+) -> AsyncGenerator[Delta, None]:
+    """A stream asked for and labelled ``application/json``: a server that streams SSE
+    under that label (a misconfigured proxy or framework; the OpenAI SDK reads such a
+    body as SSE whatever its label) is read as SSE, each event at its read's arrival;
+    a JSON document (a non-streaming reply, or an error body) is read whole. The first
+    bytes that are not whitespace decide, as soon as they arrive."""
+    reads = _stream_reads(response)
+    first: list[bytes] = []
+    start = b""
+    try:
+        async for chunk in reads:
+            first.append(chunk)
+            start = (start + chunk).lstrip().removeprefix(_BOM_BYTES).lstrip()
+            if start:
+                break
+    except BaseException:  # a transport error for the caller: no generator left suspended
+        await reads.aclose()
+        raise
+    rest = _prefixed(first, reads)
+    inner = (
+        _sse(response, decoder, content_type, clock, rest)
+        if start.startswith(_SSE_STARTS)
+        else _whole_body(response, decoder, "sse", content_type, clock, rest)
+    )
+    async with contextlib.aclosing(inner):
+        async for delta in inner:
+            yield delta
+
+
 async def _whole_body(
     response: httpx.Response,
     decoder: StreamDecoder,
     framing: Framing,
     content_type: str,
     clock: Clock,
+    body_reads: AsyncGenerator[bytes, None] | None = None,
 ) -> AsyncGenerator[Delta, None]:
     parts: list[bytes] = []
     t_ns = clock()
-    async with contextlib.aclosing(_reads(response)) as reads:
+    async with contextlib.aclosing(body_reads or _reads(response)) as reads:
         async for chunk in reads:
             t_ns = clock()
             parts.append(chunk)
@@ -270,7 +320,11 @@ def _decode_tail(decoder: StreamDecoder, data: str, event: str, t_ns: int) -> li
 
 
 async def _sse(
-    response: httpx.Response, decoder: StreamDecoder, content_type: str, clock: Clock
+    response: httpx.Response,
+    decoder: StreamDecoder,
+    content_type: str,
+    clock: Clock,
+    body_reads: AsyncGenerator[bytes, None] | None = None,
 ) -> AsyncGenerator[Delta, None]:
     utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
     events = EventStream()
@@ -283,7 +337,7 @@ async def _sse(
     decode_text, feed = utf8.decode, events.feed
     on_event, is_terminator = decoder.on_event, decoder.is_terminator
     try:
-        async with contextlib.aclosing(_stream_reads(response)) as reads:
+        async with contextlib.aclosing(body_reads or _stream_reads(response)) as reads:
             async for chunk in reads:
                 if ended:
                     continue  # read after the last event (the connection is being cut)
