@@ -109,13 +109,15 @@ class FrameClock(QObject):
 
     def _tick(self) -> None:
         self._armed_for = None
-        # a throttle requested by another's call in this turn (due now) runs in it too
-        while self._due and self._due[0][0] <= time.monotonic() * 1000 + TICK_SLACK_MS:
-            _at, _n, ref, ticket = heapq.heappop(self._due)
-            throttle = ref()
-            if throttle is not None and shiboken6.isValid(throttle):
-                throttle._due(ticket)
-        self._arm()
+        try:
+            # a throttle requested by another's call in this turn (due now) runs in it too
+            while self._due and self._due[0][0] <= time.monotonic() * 1000 + TICK_SLACK_MS:
+                _at, _n, ref, ticket = heapq.heappop(self._due)
+                throttle = ref()
+                if throttle is not None and shiboken6.isValid(throttle):
+                    throttle._due(ticket)
+        finally:  # a view's callback that raised leaves the others their tick
+            self._arm()
 
 
 class Throttle(QObject):

@@ -82,3 +82,18 @@ def test_a_deleted_view_with_a_call_pending_is_skipped(qtbot: Any) -> None:
     qtbot.waitUntil(lambda: made == ["kept"], timeout=5000)
     qtbot.wait(2 * LIVE_FRAME_MS)
     assert made == ["kept"]
+
+
+def test_a_view_that_raises_leaves_the_others_their_calls(qtbot: Any) -> None:
+    made: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("a view's bug")
+
+    bad = Throttle(broken, LIVE_FRAME_MS)
+    good = Throttle(lambda: made.append("good"), LIVE_FRAME_MS)
+    bad.request()
+    good.request()
+    with qtbot.capture_exceptions() as raised:
+        qtbot.waitUntil(lambda: made == ["good"], timeout=5000)
+    assert [type(e[1]) for e in raised] == [RuntimeError]
