@@ -74,3 +74,18 @@ async def test_a_json_reply_labelled_application_json_is_still_read_whole() -> N
     assert trace.outcome == "done", trace.error
     assert trace.text == "Whole."
     assert trace.usage_output_tokens == 2
+
+
+@pytest.mark.parametrize("split", [1, 3, 2])  # byte by byte, "dat" | "a: …", half a BOM
+@pytest.mark.asyncio
+async def test_sse_labelled_application_json_split_before_its_field_name(split: int) -> None:
+    fx = StreamFixture.load(FIXTURES / CHAT)
+    headers = {**fx.headers, "content-type": "application/json"}
+    body = (b"\xef\xbb\xbf" if split == 2 else b"") + b"".join(fx.chunks)
+    head = [body[i : i + 1] for i in range(8)] if split == 1 else [body[:split]]
+    chunks = [*head, body[len(b"".join(head)) :]]
+    async with ReplayServer(fx.status, headers, chunks, pause=0.01) as srv:
+        state = await run_one(srv)
+    trace = state.requests[0]
+    assert trace.outcome == "done", trace.error
+    assert trace.text == fx.expect["text"]

@@ -109,9 +109,11 @@ class FrameClock(QObject):
 
     def _tick(self) -> None:
         self._armed_for = None
+        # what is due as the tick starts; a call requested meanwhile waits for its own
+        # tick, so a tick whose callbacks outlast a frame still ends (and the loop runs)
+        due_by = time.monotonic() * 1000 + TICK_SLACK_MS
         try:
-            # a throttle requested by another's call in this turn (due now) runs in it too
-            while self._due and self._due[0][0] <= time.monotonic() * 1000 + TICK_SLACK_MS:
+            while self._due and self._due[0][0] <= due_by:
                 _at, _n, ref, ticket = heapq.heappop(self._due)
                 throttle = ref()
                 if throttle is not None and shiboken6.isValid(throttle):

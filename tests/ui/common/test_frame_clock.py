@@ -97,3 +97,24 @@ def test_a_view_that_raises_leaves_the_others_their_calls(qtbot: Any) -> None:
     with qtbot.capture_exceptions() as raised:
         qtbot.waitUntil(lambda: made == ["good"], timeout=5000)
     assert [type(e[1]) for e in raised] == [RuntimeError]
+
+
+def test_a_tick_whose_calls_outlast_a_frame_still_ends(qtbot: Any) -> None:
+    counts = {"calls": 0}
+    other = {"ran_at": 0}
+
+    def slow() -> None:  # a view slower than its frame that asks again at once
+        counts["calls"] += 1
+        if counts["calls"] == 1:  # another event, due at once
+            QTimer.singleShot(0, lambda: other.update(ran_at=counts["calls"]))
+        time.sleep(0.02)
+        if counts["calls"] < 30:
+            a.request() if counts["calls"] % 2 else b.request()
+
+    a = Throttle(slow, 16)
+    b = Throttle(slow, 16)
+    a.request()
+    b.request()
+    qtbot.waitUntil(lambda: counts["calls"] >= 30, timeout=10000)
+    # the event loop ran between ticks: the zero timer came long before the last call
+    assert 0 < other["ran_at"] < 10, other
