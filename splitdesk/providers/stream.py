@@ -215,11 +215,10 @@ async def _json_or_sse(
             start = (start + chunk).lstrip().removeprefix(_BOM_BYTES).lstrip()
             # decided once the bytes so far cannot still become a BOM or a field name
             # ("d", "dat" and half a BOM wait for the next read)
-            pending = start and any(
+            if start and not any(
                 len(start) < len(word) and word.startswith(start)
                 for word in (*_SSE_STARTS, _BOM_BYTES)
-            )
-            if start and not pending:
+            ):
                 break
     except BaseException:  # a transport error for the caller: no generator left suspended
         await reads.aclose()

@@ -262,7 +262,9 @@ def opaque_fill(widget: QWidget, color: str) -> None:
     frame of a pane's text repainted the window, its splitters, the stage and the card
     behind it (issue 25). The fill is set again after each polish (:class:`_KeepFilled`);
     the style sheet's own background and border are still drawn over it."""
-    keeper = widget.findChild(_KeepFilled, _KeepFilled.NAME)
+    keeper = widget.findChild(
+        _KeepFilled, _KeepFilled.NAME, Qt.FindChildOption.FindDirectChildrenOnly
+    )  # its own keeper, never a child's
     if keeper is None:
         keeper = _KeepFilled(widget)
         widget.installEventFilter(keeper)

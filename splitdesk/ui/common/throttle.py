@@ -125,9 +125,9 @@ class FrameClock(QObject):
 class Throttle(QObject):
     """Calls ``callback`` at most once per ``interval_ms`` milliseconds.
 
-    :meth:`request` schedules a call (immediately if the last one is older than the
-    interval, else at the interval's end); :meth:`flush` calls now if a call is pending;
-    :meth:`cancel` drops a pending call. ``calls`` counts callbacks made.
+    :meth:`request` schedules a call at the next tick of its interval's grid (the one
+    after, when the last call was in the current slot); :meth:`flush` calls now if a call
+    is pending; :meth:`cancel` drops a pending call. ``calls`` counts callbacks made.
     """
 
     def __init__(

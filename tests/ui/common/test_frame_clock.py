@@ -56,10 +56,14 @@ def test_views_due_at_one_frame_are_called_in_one_turn(qtbot: Any) -> None:
     assert by_name["summary"][0] == by_name["pane"][0], calls
 
 
+def noting(made: list[str], *names: str) -> list[Throttle]:
+    """A frame throttle per name, each noting its name in ``made`` when called."""
+    return [Throttle(lambda n=name: made.append(n), LIVE_FRAME_MS) for name in names]
+
+
 def test_a_cancelled_or_flushed_call_is_not_made_again_at_its_tick(qtbot: Any) -> None:
     made: list[str] = []
-    a = Throttle(lambda: made.append("a"), LIVE_FRAME_MS)
-    b = Throttle(lambda: made.append("b"), LIVE_FRAME_MS)
+    a, b = noting(made, "a", "b")
     a.request()
     a.cancel()
     b.request()
@@ -73,8 +77,7 @@ def test_a_cancelled_or_flushed_call_is_not_made_again_at_its_tick(qtbot: Any) -
 
 def test_a_deleted_view_with_a_call_pending_is_skipped(qtbot: Any) -> None:
     made: list[str] = []
-    gone = Throttle(lambda: made.append("gone"), LIVE_FRAME_MS)
-    kept = Throttle(lambda: made.append("kept"), LIVE_FRAME_MS)
+    gone, kept = noting(made, "gone", "kept")
     gone.request()
     kept.request()
     gone.deleteLater()  # a pane rebuilt under a pending refresh

@@ -75,3 +75,16 @@ def test_new_text_in_a_pane_repaints_the_text_alone(qtbot: Any) -> None:
     assert counter.of(pane.text.viewport()) >= 5
     assert counter.of(pane) == 0, "the card behind the text was painted for new text"
     assert counter.of(window) == 0, "the window behind the pane was painted for new text"
+
+
+def test_a_card_and_its_label_keep_their_own_fills(qtbot: Any) -> None:
+    styled_app()
+    card = QWidget()
+    qtbot.addWidget(card)
+    label = QWidget(card)
+    opaque_fill(label, "#111111")
+    opaque_fill(card, "#202830")  # the parent after its child: its own fill, not the child's
+    card.show()
+    qtbot.waitUntil(lambda: card.autoFillBackground(), timeout=2000)
+    assert card.palette().color(card.backgroundRole()).name() == "#202830"
+    assert label.palette().color(label.backgroundRole()).name() == "#111111"
