@@ -268,7 +268,8 @@ async def _whole_body(
             for delta in decoder.on_end(t_ns, False):
                 yield delta
             return
-        yield _protocol(t_ns, f"the body is not valid JSON: {_clip(text)}")
+        what = f"not valid JSON: {_clip(text)}" if text.strip() else "empty (no reply in it)"
+        yield _protocol(t_ns, f"the body is {what}")
         return
     try:
         deltas = decoder.on_json_body(body, t_ns)

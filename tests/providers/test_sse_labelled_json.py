@@ -89,3 +89,13 @@ async def test_sse_labelled_application_json_split_before_its_field_name(split: 
     trace = state.requests[0]
     assert trace.outcome == "done", trace.error
     assert trace.text == fx.expect["text"]
+
+
+@pytest.mark.parametrize("chunks", [[b""], [b"  \r\n\n\t  \n"]])
+@pytest.mark.asyncio
+async def test_an_empty_json_body_is_said_to_be_empty(chunks: list[bytes]) -> None:
+    async with ReplayServer(200, {"content-type": "application/json"}, chunks) as srv:
+        state = await run_one(srv)
+    trace = state.requests[0]
+    assert trace.outcome == "failed"
+    assert trace.error is not None and trace.error.message == "the body is empty (no reply in it)"
