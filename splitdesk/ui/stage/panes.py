@@ -42,6 +42,7 @@ from splitdesk.core.analyse.diagnosis import failure_word, waiting_state
 from splitdesk.core.analyse.metrics import RequestFigures, group_metrics, request_figures
 from splitdesk.core.run.questions import shorten
 from splitdesk.core.run.run_state import RequestTrace, RunState
+from splitdesk.ui.common.clamped_label import ClampedLabel
 from splitdesk.ui.common.follow_end import follow_end
 from splitdesk.ui.common.theme import Theme, ink_on, mono_font, opaque_fill, ui_font
 from splitdesk.ui.common.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
@@ -496,12 +497,12 @@ class RequestPane(QFrame):
         opaque_fill(self.text.viewport(), theme.panel)
         opaque_fill(self.text.verticalScrollBar(), theme.panel)  # it moves as text comes
         self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
-        self.error = QLabel("")
+        #: The failure, wrapped and whole under the header; cut to the lines that fit
+        #: only where the grid is shorter than the pane would need (:meth:`fit_error`).
+        self.error = ClampedLabel()
         self.error.setObjectName("error")
-        # the server's words as they came: an HTML error page is text here, never laid
-        # out as rich text (on the GUI thread) or shown as markup
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
-        self.error.setWordWrap(True)
+        # the server's words as they came (ClampedLabel is plain text): an HTML error
+        # page is text here, never laid out as rich text (on the GUI thread) or markup
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.error.hide()
@@ -666,11 +667,30 @@ class RequestPane(QFrame):
         head = max(self.badge.height(), self.title.sizeHint().height())
         stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
         lines = self._lines_height(2)
-        error = 0
-        if not self.error.isHidden():  # a failure's message wraps; never clip it
-            error = self.error.heightForWidth(max(self.width() - m.left() - m.right(), 50))
-            error += lay.spacing()
-        return m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2 + error
+        return (
+            m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2 + self._error_px()
+        )
+
+    def _error_px(self) -> int:
+        """Pixels the error message takes, with its spacing (0 when there is none): a
+        failure's message wraps and is never cut mid-line (:meth:`fit_error`)."""
+        if self.error.isHidden():
+            return 0
+        m = self._box.contentsMargins()
+        width = max(self.width() - m.left() - m.right(), 50)
+        return self.error.heightForWidth(width) + self._box.spacing()
+
+    def fit_error(self, height: int | None) -> None:
+        """The pane gets at most ``height`` pixels (a row of the grid's view; None: as
+        many as it needs): its error message shows the lines that fit beside a compact
+        pane's header, figures and two lines, its last line ending in "…" and the whole
+        message on hover, rather than a pane taller than the view, cut at the bottom."""
+        if height is None:
+            self.error.set_max_lines(None)
+            return
+        base = self.compact_height() - self._error_px() + self._box.spacing()
+        pitch = max(1, self.error.fontMetrics().lineSpacing())
+        self.error.set_max_lines(max(1, (height - base) // pitch))
 
     # -- binding --------------------------------------------------------------------------------
     def set_run(self, run: RunState) -> None:
