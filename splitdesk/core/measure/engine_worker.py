@@ -53,7 +53,7 @@ from splitdesk.heap import limit_malloc_arenas
 
 #: Text events wait at most this long (s) before they leave in one line and one pipe
 #: write (:meth:`Worker.emit_text`). Their times were taken when their bytes arrived;
-#: the window takes events once per frame (50 ms), so this only saves writes: at 64
+#: the window takes events once per frame (100 ms), so this only saves writes: at 64
 #: streams the engine wrote the pipe ~10 times per token step (a tenth of its CPU, and a
 #: wake-up of the window's reader thread each), one write per step now. Every other
 #: event leaves at the end of its event-loop turn, after the texts before it.

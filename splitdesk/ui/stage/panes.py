@@ -718,8 +718,8 @@ class RequestPane(QFrame):
     def _tick(self) -> None:
         trace, run = self.trace, self.run
         if trace is None or run is None or run.ended is not None or trace.finished:
-            if run is not None and run.ended is not None:
-                self._clock.stop()
+            if (run is not None and run.ended is not None) or self._waits_no_more():
+                self._clock.stop()  # its requests ended: none of them waits any more
             return
         if self.visibleRegion().isEmpty():  # out of sight: caught up when painted again
             self._stale = True
@@ -727,6 +727,10 @@ class RequestPane(QFrame):
         # in the views' next frame (:meth:`refresh`), painted with them in one pass
         self._tick_due = True
         self.throttle.request()
+
+    def _waits_no_more(self) -> bool:
+        """Whether every request this pane shows has ended (its clock can stop)."""
+        return self.trace is not None and self.trace.finished
 
     def waiting_label(self) -> str | None:
         """What the request waits for and for how long, or ``None`` when it is not waiting."""
@@ -956,6 +960,9 @@ class SequentialPane(RequestPane):
                     return worst
             return "done"
         return super().pane_state()
+
+    def _waits_no_more(self) -> bool:
+        return bool(self.traces) and all(t.finished for t in self.traces)
 
     def add(self, trace: RequestTrace) -> None:
         """Follow one more of the sequential requests."""

@@ -54,7 +54,6 @@ from splitdesk.core.run.plans import RequestSpec, RunPlan
 from splitdesk.core.run.run_state import RunState
 from splitdesk.ui.common.follow_end import follow_end
 from splitdesk.ui.common.theme import Theme, lane_hex, ui_font
-from splitdesk.ui.common.throttle import LIVE_FRAME_MS
 from splitdesk.ui.stage.answers import AnswersDialog
 from splitdesk.ui.stage.caption import CaptionBar
 from splitdesk.ui.stage.grid import PaneGrid, dispose
@@ -72,6 +71,9 @@ Look = Literal["window", "present"]
 #: event-loop turn: 64 panes took 150-210 ms in one go as Run was pressed, a frozen
 #: window and a late sample for everything else on the loop.
 BUILD_SLICE_MS = 10
+#: A live run's end: the timeline's last frame this long after the panes' (ms), so Qt
+#: paints it in a pass of its own; the summary follows in the next turn.
+FINISH_STEP_MS = 50
 
 #: What the empty stage says before anything ran (the driver says what to press).
 IDLE_TEXT = "Press ▶ Run (Ctrl+Enter) to send the questions both ways."
@@ -350,7 +352,7 @@ class Stage(QWidget):
             lambda: bool(panes),
             lambda: panes.popleft().changed(final=True),
             timeline_then_summary,
-            LIVE_FRAME_MS,
+            FINISH_STEP_MS,
         )
 
     def clear(self, text: str | None = None) -> None:
@@ -575,7 +577,7 @@ class Stage(QWidget):
         for req in touched:
             target = panes.get(req)
             if target is not None:
-                # an ended request shows its end at the next frame (≤ LIVE_FRAME_MS), not
+                # an ended request shows its end at the next frame (≤ throttle.LIVE_FRAME_MS), not
                 # inside this drain: 64 requests ending in one batch step refreshed all
                 # 64 panes in one event-loop turn
                 target.changed()

@@ -5,6 +5,7 @@ timers under the offscreen platform."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -121,3 +122,30 @@ def test_a_tick_whose_calls_outlast_a_frame_still_ends(qtbot: Any) -> None:
     qtbot.waitUntil(lambda: counts["calls"] >= 30, timeout=10000)
     # the event loop ran between ticks: the zero timer came long before the last call
     assert 0 < other["ran_at"] < 10, other
+
+
+def test_a_view_asking_after_each_late_tick_gets_every_frame(qtbot: Any) -> None:
+    """A call the frame clock runs a little after its tick still takes that tick's slot:
+    a view asked again before the next tick is called at it, once per frame. (The slot was
+    measured from the call's run time: every view called a moment late skipped the next
+    frame, and the live views refreshed at half their rate.)"""
+    calls: list[float] = []  # when each call ran (monotonic ms)
+    late = [0]
+
+    def call() -> None:
+        now_ms = time.monotonic() * 1000
+        calls.append(now_ms)
+        tick = round(now_ms / LIVE_FRAME_MS) * LIVE_FRAME_MS
+        late[0] = max(late[0], round(now_ms - tick))
+        # asked again a third of a frame on, as the next drain of events would
+        QTimer.singleShot(LIVE_FRAME_MS // 3, view.request)
+
+    view = Throttle(call, LIVE_FRAME_MS)
+    view.request()
+    frames = 12
+    qtbot.waitUntil(lambda: len(calls) >= frames + 1, timeout=frames * LIVE_FRAME_MS * 4)
+    gaps = [b - a for a, b in itertools.pairwise(calls[: frames + 1])]
+    # one call per frame: each a frame after the last (a loaded machine may run a tick
+    # late, or miss one), not two frames after it, as every call did before
+    one_frame = sum(1 for g in gaps if g < 1.5 * LIVE_FRAME_MS)
+    assert one_frame >= frames * 2 // 3, (gaps, f"calls up to {late[0]} ms after their tick")

@@ -172,6 +172,9 @@ async def settled(window: MainWindow) -> None:
 
     def stable() -> bool:
         nonlocal last, same
+        if window.stage.finishing:  # a run's end still being shown, over several turns
+            same, last = 0, None
+            return False
         now = snapshot()
         same = same + 1 if now == last else 0
         last = now

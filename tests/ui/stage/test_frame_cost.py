@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import pytest
-from ui.conftest import wait_signal
+from ui.conftest import wait_signal, wait_until
 
 from splitdesk.core.analyse.metrics import request_figures, summarize
 from splitdesk.core.files.settings import AppSettings
@@ -135,3 +135,30 @@ async def test_a_runs_end_is_shown_over_turns_and_exact_at_run_finished(
         if type(pane) is RequestPane:  # the combined pane adds headings to its text
             assert pane.text.toPlainText() == "".join(pane.trace.text_parts), key
         assert pane.stats._variants == header_variants(request_figures(pane.trace)), key
+
+
+@pytest.mark.asyncio
+async def test_a_pane_whose_request_ended_stops_its_waiting_clock(make_window: Any) -> None:
+    """A pane's 200 ms clock counts "waiting 1.8 s" while its request waits; once the
+    request ended it waits for nothing, and the clock stops (it had ticked until the run's
+    end: 280 ticks of five finished panes in a default run, each a turn of Python)."""
+    window = make_window(AppSettings(endpoint=EndpointSettings(speed=2.0)))
+    window.run_button.click()
+
+    def parallel_done_run_going() -> bool:
+        st = window.state
+        return st is not None and st.ended is None and any(t.finished for t in st.group("parallel"))
+
+    await wait_until(parallel_done_run_going, 30, "a parallel request ended, the run going on")
+    st = window.state
+    assert st is not None
+    ended = [window.stage.panes[t.req] for t in st.group("parallel") if t.finished]
+    await wait_until(
+        lambda: all(not p._clock.isActive() for p in ended),
+        5,
+        "the ended requests' panes stopped their clocks",
+    )
+    combined = next(p for r, p in window.stage.panes.items() if st.requests[r].group == "combined")
+    assert st.ended is None and not st.requests[combined.trace.req].finished
+    assert combined._clock.isActive()  # still streaming: its clock goes on
+    await wait_signal(window.runFinished, 60)
