@@ -152,9 +152,12 @@ class ServerLane(QWidget):
         right.linkToView(self.kv_view)
         item.scene().addItem(self.kv_view)
         self.kv_view.setXLink(item.getViewBox())
-        self.kv_curve = pg.PlotCurveItem(
-            [], [], pen=pg.mkPen(theme.good, width=2, style=Qt.PenStyle.DotLine)
-        )
+        # Dots with flat caps: Qt's square caps grow each 2 px dot into a 4 px dash (the
+        # line read as a second dashed one beside the queue's), and stroking those
+        # antialiased dashes was two thirds of a lane repaint (0.46 of 0.67 ms)
+        dots = pg.mkPen(theme.good, width=2, style=Qt.PenStyle.DotLine)
+        dots.setCapStyle(Qt.PenCapStyle.FlatCap)
+        self.kv_curve = pg.PlotCurveItem([], [], pen=dots)
         self.kv_view.addItem(self.kv_curve)
         item.getViewBox().sigResized.connect(self._fit_kv_view)
         item.hideAxis("right")

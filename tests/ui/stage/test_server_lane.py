@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
 from ui.conftest import wait_signal, wait_until
 
 from paths import RECORDINGS
@@ -14,7 +16,9 @@ from splitdesk.core.files.recording import load_recording
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.measure.server_metrics import ServerSeriesRecord, series_of
 from splitdesk.core.run.endpoints import EndpointSettings
+from splitdesk.ui.common.theme import DARK
 from splitdesk.ui.shell.main_window import MainWindow
+from splitdesk.ui.stage.server_lane import ServerLane
 
 OLD_RECORDING = RECORDINGS / "v1.splitdesk.json"  # written before recordings kept samples
 
@@ -155,3 +159,38 @@ async def test_replayed_kv_is_percent_or_nothing_as_the_server_published(
     assert list(lane.running_curve.getData()[1]) == [4, 4, 3, 1]
     text = lane.caption.text()
     assert "KV" not in text and "peak batch 4" in text and "queue (dashed) 0" in text
+
+
+def test_the_kv_line_is_dotted_not_dashed_like_the_queue(qtbot: Any) -> None:
+    """The caption says "KV cache (dotted)" and "queue (dashed)": the KV pen draws dots
+    no longer than its width. (Qt's default square caps grew each 2 px dot into a 4 px
+    dash, so the lane showed two dashed lines.)"""
+    lane = ServerLane(DARK)
+    qtbot.addWidget(lane)
+
+    def runs(pen: Any) -> list[int]:
+        """Lengths (px) of the lit runs along a horizontal line drawn with ``pen``."""
+        image = QImage(200, 9, QImage.Format.Format_RGB32)
+        image.fill(QColor("black"))
+        p = QPainter(image)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(pen)
+        p.drawLine(QPointF(10, 4.5), QPointF(190, 4.5))
+        p.end()
+        lit = [QColor(image.pixel(x, 4)).lightness() > 60 for x in range(200)]
+        out, n = [], 0
+        for on in [*lit, False]:
+            if on:
+                n += 1
+            elif n:
+                out.append(n)
+                n = 0
+        return out
+
+    kv = lane.kv_curve.opts["pen"]
+    queue = lane.waiting_curve.curve.opts["pen"]
+    assert kv.style() == Qt.PenStyle.DotLine
+    dots = runs(kv)
+    assert len(dots) > 20 and max(dots) <= kv.width() + 1, dots  # dots: about a pen width
+    dashes = runs(queue)
+    assert min(dashes) > max(dots), (dashes, dots)  # the queue's dashes are longer
