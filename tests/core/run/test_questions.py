@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from splitdesk.core.files.question_sets import save_question_set
+from splitdesk.core.run import questions as questions_module
 from splitdesk.core.run.questions import (
+    DEFAULT_SET,
     Question,
     QuestionFileError,
     QuestionSet,
@@ -98,3 +101,28 @@ def test_template_validation() -> None:
         CombinedTemplate(text="no list here")
     with pytest.raises(ValidationError, match="k"):
         CombinedTemplate(marker="Answer:")
+
+
+def test_the_builtin_sets_are_parsed_once_and_each_call_gets_its_own_dict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The window asks for the shipped sets ten times as it is built: they are read and
+    parsed once, and a caller changing the dict it got changes no other caller's."""
+    module = questions_module
+    module._builtin_sets.cache_clear()
+    parsed: list[str] = []
+    real = module.parse_question_set
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> QuestionSet:
+        parsed.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(module, "parse_question_set", counting)
+    first = builtin_sets()
+    n = len(parsed)
+    assert n == len(first) >= 1 and DEFAULT_SET in first
+    first.pop(DEFAULT_SET)
+    again = builtin_sets()
+    assert len(parsed) == n, "parsed again"
+    assert DEFAULT_SET in again and again is not first
+    module._builtin_sets.cache_clear()
