@@ -28,7 +28,11 @@ def test_bench_names_the_slots_the_queue_and_the_configured_limit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     questions = [a for q in QUESTIONS for a in ("-q", q)]
-    code = main(_args("bench", *questions))
+    # answers within ± 5 % of each other: the second wave's first tokens then come within
+    # ~20 ms of each other. At the default ± 30 % two of them came 49 ms apart against the
+    # waves' 50 ms tolerance, and a millisecond of scheduling split the wave 3 + 1 with
+    # the client on time (the README's test run, the other core busy: 4+3+1, lag 2 ms)
+    code = main(_args("bench", "--sim-param", "answer_spread=0.05", *questions))
     out, table = capsys.readouterr()
     assert code == 0, table
     doc = json.loads(out)

@@ -18,12 +18,13 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 
 def wrapped_lines(text: str, label: QLabel, width: int) -> list[str]:
-    """``text`` broken into the lines ``label``'s font lays it out in at ``width`` pixels
-    (at word boundaries, anywhere inside a word longer than a line, as a word-wrapped
-    ``QLabel``); each line's text with its trailing spaces. Explicit newlines end lines."""
+    """``text`` broken into the lines ``label``'s font lays it out in at ``width`` pixels,
+    as a word-wrapped ``QLabel`` does (at word boundaries; a word longer than a line keeps
+    a line of its own, running past it); each line's text with its trailing spaces.
+    Explicit newlines end lines; an empty paragraph is one empty line."""
     out: list[str] = []
     option = QTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    option.setWrapMode(QTextOption.WrapMode.WordWrap)  # QLabel's own (qlabel.cpp)
     for paragraph in text.split("\n"):
         layout = QTextLayout(paragraph, label.font())
         layout.setTextOption(option)
@@ -34,9 +35,7 @@ def wrapped_lines(text: str, label: QLabel, width: int) -> list[str]:
                 break
             line.setLineWidth(max(1, width))
             out.append(paragraph[line.textStart() : line.textStart() + line.textLength()])
-        layout.endLayout()
-        if not paragraph:
-            out.append("")
+        layout.endLayout()  # an empty paragraph made one (empty) line
     return out
 
 
@@ -66,6 +65,10 @@ class ClampedLabel(QLabel):
         """Show ``text`` (at most :meth:`max_lines` lines of it)."""
         self._full = text
         self._clamp()
+
+    def clear(self) -> None:
+        """No text (and no tooltip): as ``setText("")``."""
+        self.setText("")
 
     def set_max_lines(self, lines: int | None) -> None:
         """Show at most ``lines`` lines (≥ 1; None: all). Raises ValueError below 1."""

@@ -189,9 +189,11 @@ class Throttle(QObject):
     def flush(self) -> None:
         """Make the pending call now (no-op when none is pending)."""
         if self._pending:
-            # made now, between ticks: it takes the slot that ends at the next tick
+            # made now: the slot of the tick it was waiting for, if that has come (a
+            # flush just after it, before the frame clock ran it), else of the next one
             interval = self._interval * _pace[0] if self.paced else self._interval
-            self._at_ms = math.ceil(time.monotonic() * 1000 / interval) * interval
+            now_tick = math.ceil(time.monotonic() * 1000 / interval) * interval
+            self._at_ms = min(self._at_ms, now_tick)
             self._fire()
 
     def cancel(self) -> None:

@@ -126,3 +126,11 @@ def test_the_builtin_sets_are_parsed_once_and_each_call_gets_its_own_dict(
     assert len(parsed) == n, "parsed again"
     assert DEFAULT_SET in again and again is not first
     module._builtin_sets.cache_clear()
+
+
+def test_a_caller_changing_a_builtin_set_changes_no_other_callers() -> None:
+    first = builtin_sets()[DEFAULT_SET]
+    before = list(builtin_sets()[DEFAULT_SET].questions)
+    first.questions.append(Question(text="a question added by one caller"))
+    first.questions[0] = Question(text="and one replaced")
+    assert builtin_sets()[DEFAULT_SET].questions == before

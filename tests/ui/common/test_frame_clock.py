@@ -9,6 +9,7 @@ import itertools
 import time
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QTimer
 
 from splitdesk.ui.common.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
@@ -149,3 +150,34 @@ def test_a_view_asking_after_each_late_tick_gets_every_frame(qtbot: Any) -> None
     # late, or miss one), not two frames after it, as every call did before
     one_frame = sum(1 for g in gaps if g < 1.5 * LIVE_FRAME_MS)
     assert one_frame >= frames * 2 // 3, (gaps, f"calls up to {late[0]} ms after their tick")
+
+
+def test_a_flush_just_after_its_tick_takes_that_ticks_slot(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call flushed a moment after the tick it waited for (the end of a run, a seek,
+    before the frame clock ran it) took that tick's slot: the next request is called at
+    the next tick, not one later. (Read with a clock held still: which tick each request
+    is scheduled for.)"""
+    from splitdesk.ui.common import throttle as module
+
+    now = [0.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: now[0] / 1000)
+    scheduled: list[float] = []
+    monkeypatch.setattr(
+        module.FrameClock, "schedule", lambda self, t, at_ms, ticket: scheduled.append(at_ms)
+    )
+    view = Throttle(lambda: None, 100)
+    now[0] = 950.0
+    view.request()
+    assert scheduled[-1] == 1000
+    now[0] = 1000.5  # its tick has come; the clock has not run it yet
+    view.flush()
+    now[0] = 1001.0
+    view.request()
+    assert scheduled[-1] == 1100, scheduled
+    now[0] = 1030.0  # flushed between ticks: it takes the slot ending at the next one
+    view.flush()
+    now[0] = 1040.0
+    view.request()
+    assert scheduled[-1] == 1200, scheduled

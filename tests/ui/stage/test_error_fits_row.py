@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 from ui.conftest import wait_until
 
 from splitdesk.ui.common.clamped_label import ClampedLabel, wrapped_lines
@@ -97,3 +99,40 @@ async def test_where_there_is_room_the_whole_error_shows(qtbot: Any) -> None:
         "the failed pane laid out with its whole error",
     )
     assert error.text() == MESSAGE and not error.is_clamped() and error.toolTip() == ""
+
+
+def test_blank_lines_and_long_words_count_as_the_label_shows_them(qtbot: Any) -> None:
+    """The lines counted are the label's own: an empty paragraph is one line (a server's
+    message keeps its blank lines), and a word longer than a line keeps one line, running
+    past it, as a word-wrapped QLabel lays it out (not broken inside, which counted more
+    lines than shown and clamped a message that fitted)."""
+    label = ClampedLabel()
+    qtbot.addWidget(label)
+    label.resize(280, 400)
+    label.show()
+    width = label.contentsRect().width()
+    assert wrapped_lines("", label, width) == [""]
+    assert len(wrapped_lines("a\n\nb", label, width)) == 3
+    assert len(wrapped_lines("a\n", label, width)) == 2
+    label.set_max_lines(3)
+    label.setText("HTTP 429\n\nslow down")
+    assert label.text() == "HTTP 429\n\nslow down" and not label.is_clamped()
+    label.setText("")
+    assert label.text() == "" and label.toolTip() == ""
+    token = "✕ HTTP 404 https://api.example.com/v1/" + "x" * 120 + "/chat/completions"
+    reference = QLabel()
+    qtbot.addWidget(reference)
+    reference.setWordWrap(True)
+    reference.setTextFormat(Qt.TextFormat.PlainText)
+    reference.resize(280, 400)
+    reference.setText(token)
+    pitch = reference.fontMetrics().lineSpacing()
+    shown = round(reference.heightForWidth(width) / pitch)
+    assert len(wrapped_lines(token, label, width)) == shown
+    label.set_max_lines(shown)
+    label.setText(token)
+    assert not label.is_clamped(), label.text()
+    label.setText("old message")
+    label.clear()  # Qt's clear() empties the whole text, not just what is shown
+    label.set_max_lines(1)
+    assert label.text() == "" and label.full_text() == ""
