@@ -25,7 +25,7 @@ FRAME_MS = 16
 #: timeline grows its bars, and the controller takes the engine's events, all on this
 #: grid, 10 times a second. Most of the window's cost is per frame (text layout,
 #: painting), not per token: on the default run (``benchmarks/window_cpu.py``) the window
-#: took 0.81 CPU s per 1,000 token events at 20 frames a second and 0.6-0.65 at 10
+#: took 0.81 CPU s per 1,000 token events at 20 frames a second and 0.56-0.74 at 10
 #: (issue 25; at 30, 13-15 % of a core, issue 13). Until issue 25 the frame was meant to
 #: be 50 ms, but a throttle whose call ran a little after its tick skipped the next slot
 #: (:meth:`Throttle.request`), so the views ran at 10 frames a second all along: the

@@ -174,13 +174,13 @@ class PaneGrid(QScrollArea):
             rows = (height + spacing) // (min_height + spacing)  # a pane taller shows none
             return min(len(visible), cols * rows)
 
-        # normal panes while they all fit; else the way that shows the most panes at
-        # once: compact (header, state row, two lines) or tight (state and figures in the
-        # header row, one line)
         # a failure's message gets the lines a row of the view can hold (all of them
         # wherever there is room; an expanded pane has the whole view)
         for p in visible:
             p.fit_error(height)
+        # normal panes while they all fit; else the way that shows the most panes at
+        # once: compact (header, state row, two lines) or tight (state and figures in the
+        # header row, one line)
         header = max([self.base_min_width] + [p.header_min_width() for p in visible])
         modes = [(False, False, header, int(125 * self._scale))]
         if self.focused is None:
