@@ -159,6 +159,10 @@ class Throttle(QObject):
         """Change the shortest time between two calls."""
         self._interval = interval_ms
 
+    def _interval_now(self) -> float:
+        """The interval (ms), stretched by :func:`live_pace` for a paced throttle."""
+        return self._interval * _pace[0] if self.paced else self._interval
+
     @property
     def pending(self) -> bool:
         return self._pending
@@ -173,7 +177,7 @@ class Throttle(QObject):
         if self._pending:
             return
         self._pending = True
-        interval = self._interval * _pace[0] if self.paced else self._interval
+        interval = self._interval_now()
         tick = (math.floor(time.monotonic() * 1000 / interval) + 1) * interval
         # The last call's slot is the tick it was made for, not when it ran: the frame
         # clock runs a tick's calls up to a few ms after it (a busy loop, Qt's timer
@@ -191,7 +195,7 @@ class Throttle(QObject):
         if self._pending:
             # made now: the slot of the tick it was waiting for, if that has come (a
             # flush just after it, before the frame clock ran it), else of the next one
-            interval = self._interval * _pace[0] if self.paced else self._interval
+            interval = self._interval_now()
             now_tick = math.ceil(time.monotonic() * 1000 / interval) * interval
             self._at_ms = min(self._at_ms, now_tick)
             self._fire()

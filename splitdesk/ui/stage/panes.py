@@ -661,15 +661,17 @@ class RequestPane(QFrame):
         return self.header_min_width() + self.state.sizeHint().width() + room + 2 * spacing
 
     def compact_height(self) -> int:
-        """Height of a compact pane: header, state row and two lines of text."""
+        """Height of a compact pane: header, state row, two lines of text and its error."""
+        return self._compact_base() + self._error_px()
+
+    def _compact_base(self) -> int:
+        """:meth:`compact_height` without the error message."""
         lay = self._box
         m = lay.contentsMargins()
         head = max(self.badge.height(), self.title.sizeHint().height())
         stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
         lines = self._lines_height(2)
-        return (
-            m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2 + self._error_px()
-        )
+        return m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2
 
     def _error_px(self) -> int:
         """Pixels the error message takes, with its spacing (0 when there is none): a
@@ -688,7 +690,7 @@ class RequestPane(QFrame):
         if height is None:
             self.error.set_max_lines(None)
             return
-        base = self.compact_height() - self._error_px() + self._box.spacing()
+        base = self._compact_base() + self._box.spacing()
         pitch = max(1, self.error.fontMetrics().lineSpacing())
         self.error.set_max_lines(max(1, (height - base) // pitch))
 
