@@ -3,7 +3,8 @@
 Columns follow the available width (a pane never gets narrower than its header needs:
 badge, whole label, expand button); rows share the height down to ``min_height`` each.
 When the panes do not fit at that height they turn compact (header, state, the last two
-lines), and when even compact panes do not fit the grid scrolls, with its scroll bar
+lines, or the last line where that shows a row more), then tight (state and figures in
+the header row, one line), and when even those do not all fit the grid scrolls, with its scroll bar
 shown and :attr:`PaneGrid.more_label` saying how many panes are out of sight ("+11 more
 ↓": header or first text line not in view; ↑ when they are above, ↕ both ways). One
 pane can be expanded to fill the grid and restored.
@@ -12,6 +13,7 @@ pane can be expanded to fill the grid and restored.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
@@ -37,6 +39,17 @@ def dispose(pane: QWidget) -> None:
     vars(pane).clear()
 
 
+class _Mode(NamedTuple):
+    """One way to lay the panes out (:meth:`RequestPane.set_compact`) and the least size
+    (px) a pane needs in it."""
+
+    compact: bool
+    tight: bool
+    one_line: bool
+    min_width: int
+    min_height: int
+
+
 class PaneGrid(QScrollArea):
     """A scrolling grid of :class:`RequestPane` s with an empty-state message."""
 
@@ -50,6 +63,7 @@ class PaneGrid(QScrollArea):
         self.min_height = int(125 * scale)
         self.compact = False
         self.tight = False
+        self.one_line = False
         #: Whoever sees the grid can scroll it (False in an exported picture or clip: the
         #: note then says how many panes are not shown, not where to scroll).
         self.scrolls = True
@@ -91,7 +105,7 @@ class PaneGrid(QScrollArea):
         self.panes = []
         self.focused = None
         self._columns = 0
-        self.compact = self.tight = False
+        self.compact = self.tight = self.one_line = False
         self.more_label.hide()
         self._placeholder.show()
         self._grid.addWidget(self._placeholder, 0, 0)
@@ -179,43 +193,52 @@ class PaneGrid(QScrollArea):
         for p in visible:
             p.fit_error(height)
         # normal panes while they all fit; else the way that shows the most panes at
-        # once: compact (header, state row, two lines) or tight (state and figures in the
-        # header row, one line)
+        # once: compact (header, state row, two lines), compact with one line (the five
+        # panes of the default run at the window's default size: two lines left the
+        # fifth out of sight under ~100 px of empty rows) or tight (state and figures in
+        # the header row, one line)
         header = max([self.base_min_width] + [p.header_min_width() for p in visible])
-        modes = [(False, False, header, int(125 * self._scale))]
+        modes = [_Mode(False, False, False, header, int(125 * self._scale))]
         if self.focused is None:
-            modes.append((True, False, header, max(p.compact_height() for p in visible)))
+            modes.append(
+                _Mode(True, False, False, header, max(p.compact_height() for p in visible))
+            )
+            one_line_h = max(p.compact_height(1) for p in visible)
+            modes.append(_Mode(True, False, True, header, one_line_h))
             tight_h = max(p.tight_height() for p in visible)
             tight_width = max([self.base_min_width] + [p.tight_min_width() for p in visible])
-            modes.append((True, True, tight_width, tight_h))
+            modes.append(_Mode(True, True, True, tight_width, tight_h))
         # tight with no room for the figures (they drop; their tooltip keeps them): only
         # where every way with figures leaves more than half the panes out of sight (two
         # questions at 1280×720 ×1.5 showed one pane and "+1 more")
         bare = None
         if self.focused is None:
             bare_width = max([self.base_min_width] + [p.tight_min_width(False) for p in visible])
-            bare = (True, True, bare_width, modes[-1][3])
+            bare = modes[-1]._replace(min_width=bare_width)
 
-        def choose(width: int) -> tuple[tuple[bool, bool, int, int], int]:
+        def shows(width: int, mode: _Mode) -> int:
+            return shown_at(width, mode.min_width, mode.min_height)
+
+        def choose(width: int) -> tuple[_Mode, int]:
             best = modes[0]
-            if shown_at(width, best[2], best[3]) < len(visible):  # a tie: compact, tight, normal
+            if shows(width, best) < len(visible):  # a tie: the first of compact … normal
                 order = modes[1:] + modes[:1]
-                best = max(order, key=lambda m: (shown_at(width, m[2], m[3]), -order.index(m)))
-            shown = shown_at(width, best[2], best[3])
+                best = max(order, key=lambda m: (shows(width, m), -order.index(m)))
+            shown = shows(width, best)
             few = 2 * shown <= len(visible)
-            if bare is not None and few and shown_at(width, bare[2], bare[3]) > shown:
+            if bare is not None and few and shows(width, bare) > shown:
                 best = bare
-            self.min_width, self.min_height = best[2], best[3]
+            self.min_width, self.min_height = best.min_width, best.min_height
             return best, self.columns_for(width, height, len(visible))
 
         best, cols = choose(full)
         rows = math.ceil(len(visible) / cols)
-        if rows * (best[3] + spacing) - spacing > height:  # it scrolls: the bar takes room
+        if rows * (best.min_height + spacing) - spacing > height:  # it scrolls: the bar takes room
             best, cols = choose(full - bar)
-        compact, tight, self.min_width, self.min_height = best
+        self.min_width, self.min_height = best.min_width, best.min_height
         for p in self.panes:
-            p.set_compact(compact, tight)
-        self.compact, self.tight = compact, tight
+            p.set_compact(best.compact, best.tight, best.one_line)
+        self.compact, self.tight, self.one_line = best.compact, best.tight, best.one_line
         for p in visible:
             p.setMinimumHeight(self.min_height)
         if cols == self._columns:

@@ -442,6 +442,7 @@ class RequestPane(QFrame):
         #: Many panes: header and the last lines only (:meth:`set_compact`).
         self.compact = False
         self.tight = False
+        self.one_line = False  #: compact with the last line only (tight is one line too)
         self._parts = 0
         self._reasoning_parts = 0
         self._header = ""
@@ -587,15 +588,18 @@ class RequestPane(QFrame):
             + 4
         )
 
-    def set_compact(self, compact: bool, tight: bool = False) -> None:
+    def set_compact(self, compact: bool, tight: bool = False, one_line: bool = False) -> None:
         """Compact (many panes): header, state and figures, and the last two lines of the
-        answer, which follows the end; reasoning stays behind its toggle. ``tight`` (still
-        more panes than room): state and figures move into the header row, after the
-        whole label, and one last line shows."""
+        answer, which follows the end; reasoning stays behind its toggle. ``one_line``
+        (a row more of panes in sight): the same with the last line only. ``tight``
+        (still more panes than room): state and figures move into the header row, after
+        the whole label, and one last line shows."""
         tight = tight and compact
-        if compact == self.compact and tight == self.tight:
+        one_line = (one_line or tight) and compact
+        if compact == self.compact and tight == self.tight and one_line == self.one_line:
             return
         self.compact = compact
+        self.one_line = one_line
         if tight != self.tight:
             self.tight = tight
             for w in (self.state, self.stats):  # a widget lives in one layout at a time
@@ -621,7 +625,7 @@ class RequestPane(QFrame):
             else Qt.ScrollBarPolicy.ScrollBarAsNeeded
         )
         self.text.setVerticalScrollBarPolicy(policy)
-        lines = self._lines_height(1 if tight else 2)
+        lines = self._lines_height(1 if one_line else 2)
         self.text.setMaximumHeight(lines if compact else 16777215)
         self.text.setMinimumHeight(lines if compact else self._lines_height(1))
         if compact and self._reasoning is not None:
@@ -660,18 +664,19 @@ class RequestPane(QFrame):
         # the state and the figures each add a widget, and a gap, to the row
         return self.header_min_width() + self.state.sizeHint().width() + room + 2 * spacing
 
-    def compact_height(self) -> int:
-        """Height of a compact pane: header, state row, two lines of text and its error."""
-        return self._compact_base() + self._error_px()
+    def compact_height(self, lines: int = 2) -> int:
+        """Height of a compact pane: header, state row, ``lines`` lines of text (2, or 1
+        with ``one_line``) and its error."""
+        return self._compact_base(lines) + self._error_px()
 
-    def _compact_base(self) -> int:
+    def _compact_base(self, lines: int = 2) -> int:
         """:meth:`compact_height` without the error message."""
         lay = self._box
         m = lay.contentsMargins()
         head = max(self.badge.height(), self.title.sizeHint().height())
         stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
-        lines = self._lines_height(2)
-        return m.top() + m.bottom() + head + stats + lines + 2 * lay.spacing() + 2
+        text = self._lines_height(lines)
+        return m.top() + m.bottom() + head + stats + text + 2 * lay.spacing() + 2
 
     def _error_px(self) -> int:
         """Pixels the error message takes, with its spacing (0 when there is none): a

@@ -24,6 +24,7 @@ from ui.conftest import tasks_left, wait_signal, wait_until
 
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.measure.runner import RunConfig, Runner
+from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RunEvent
 from splitdesk.core.run.labels import question_label
 from splitdesk.core.run.plans import RunPlan, make_plan
@@ -163,6 +164,7 @@ async def settled(window: MainWindow) -> None:
             window.stage.grid.viewport().size().toTuple(),
             window.stage.grid._columns,
             window.stage.grid.compact,
+            window.stage.grid.one_line,
             window.stage.grid.more_label.text(),
             round(vb.height()),
             window.stage.timeline.lanes_shown,
@@ -620,6 +622,36 @@ async def test_the_why_line_gives_way_to_every_lane(
         assert summary.why_text in summary.toolTip()  # on hover
     else:
         assert summary.why_shown and summary.why_text in summary.explain.text()
+    check_summary(window)
+
+
+@pytest.mark.asyncio
+async def test_the_default_run_at_the_default_size_shows_every_parallel_pane(
+    window_at: Any,
+) -> None:
+    """The first thing a newcomer sees: Run pressed on the default five questions, the
+    built-in endpoint and its server lane, in a window of the default size (1500 × 940):
+    all five parallel panes in sight, each with its last line of text whole. With two
+    lines each, the fifth was out of sight ("+1 more ↓ scroll") under ~100 px of empty
+    rows."""
+    qs = question_set(5)
+    settings = AppSettings(question_set=qs, endpoint=EndpointSettings(speed=4.0))
+    window = window_at((1500, 940), 1.0, settings)
+    window.run_button.click()
+    await wait_signal(window.runFinished, 90, "the default run to finish")
+    await settled(window)
+    assert window.stage.server_lane.isVisible(), "the built-in endpoint's server lane"
+    grid = window.stage.grid
+    hidden = [p.badge.text() for p in grid.hidden_panes()]
+    assert hidden == [], f"out of sight: {hidden}"
+    assert not grid.more_label.isVisible()
+    labels = [question_label(q.text, q.title) for q in qs.questions]
+    check_grid(window, 5, labels)
+    inner, shown = grid.widget(), grid._shown_rect()
+    for pane in grid.panes:  # the text's last line in sight, whole
+        text = rect_in(pane.text, inner)
+        assert shown.contains(text), f"{pane.badge.text()}'s text cut at the grid's edge"
+        assert pane.text.viewport().height() >= pane.text.fontMetrics().lineSpacing()
     check_summary(window)
 
 

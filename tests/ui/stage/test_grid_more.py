@@ -45,7 +45,7 @@ def shown(grid: PaneGrid) -> QRect:
 
 @pytest.mark.asyncio
 async def test_a_pane_cut_only_at_the_bottom_is_not_counted_as_more(qtbot: Any) -> None:
-    grid = await grid_of(qtbot, 6, 420, 330)
+    grid = await grid_of(qtbot, 6, 420, 250)
     bar = grid.verticalScrollBar()
     assert bar.maximum() > 0, "the panes fit: nothing to scroll"
     # scroll so that the first pane reaching the viewport's bottom has its bottom edge
@@ -71,7 +71,7 @@ async def test_a_pane_cut_only_at_the_bottom_is_not_counted_as_more(qtbot: Any) 
 
 @pytest.mark.asyncio
 async def test_scrolled_to_the_end_the_panes_above_are_more_upwards(qtbot: Any) -> None:
-    grid = await grid_of(qtbot, 6, 420, 330)
+    grid = await grid_of(qtbot, 6, 420, 250)
     bar = grid.verticalScrollBar()
     bar.setValue(bar.maximum())
     await wait_until(lambda: grid.more_label.text().endswith("↑ scroll"), 5)
@@ -87,7 +87,7 @@ async def test_a_failed_pane_whose_error_begins_in_sight_is_not_more(qtbot: Any)
     line in sight put it on screen, though the rest of a long error is cut below (two
     questions on the rate-limited profile at 1280×720 ×1.5 said "+1 more" beside both
     panes in sight)."""
-    grid = await grid_of(qtbot, 6, 420, 330)
+    grid = await grid_of(qtbot, 6, 420, 250)
     failed = grid.panes[-1]  # the last row: scrolled to, cut inside its error
     failed.text.hide()
     failed.error.setText("✕ HTTP 429: Rate limit reached: at most 2 concurrent requests. " * 8)
@@ -111,7 +111,7 @@ async def test_a_failed_pane_whose_error_begins_in_sight_is_not_more(qtbot: Any)
 async def test_the_count_follows_the_panes_when_they_change_height(qtbot: Any) -> None:
     """Panes that grow after the grid counted them are counted again: the note always
     says how many are out of sight."""
-    grid = await grid_of(qtbot, 6, 420, 330)
+    grid = await grid_of(qtbot, 6, 420, 250)
     before = len(grid.hidden_panes())
     for pane in grid.panes:  # taller panes: more of them out of sight, no grid resize
         pane.setMinimumHeight(pane.height() * 2)
