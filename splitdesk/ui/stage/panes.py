@@ -498,6 +498,13 @@ class RequestPane(QFrame):
         opaque_fill(self.text.viewport(), theme.panel)
         opaque_fill(self.text.verticalScrollBar(), theme.panel)  # it moves as text comes
         self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
+        # The text takes the room its row has, and asks for none beyond its minimum: a
+        # failed pane's layout has a height for its width (the error wraps), which adds
+        # its widgets' preferred heights, and the text's (~190 px) made each row of
+        # failed panes ~310 px, so four of five panes showed at 1920×1080 with room for all.
+        policy = self.text.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
+        self.text.setSizePolicy(policy)
         #: The failure, wrapped and whole under the header; cut to the lines that fit
         #: only where the grid is shorter than the pane would need (:meth:`fit_error`).
         self.error = ClampedLabel()

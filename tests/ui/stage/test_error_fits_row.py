@@ -136,3 +136,37 @@ def test_blank_lines_and_long_words_count_as_the_label_shows_them(qtbot: Any) ->
     label.clear()  # Qt's clear() empties the whole text, not just what is shown
     label.set_max_lines(1)
     assert label.text() == "" and label.full_text() == ""
+
+
+@pytest.mark.asyncio
+async def test_failed_panes_ask_for_no_more_height_than_their_content(qtbot: Any) -> None:
+    """Four of five panes refused (the rate-limited profile at 1920×1080): a failed pane's
+    layout has a height for its width (its error wraps), which adds its widgets'
+    preferred heights, and the empty text view's preferred ~190 px made each row of
+    failed panes ~310 px: the grid scrolled with "+1 more" where all five fit."""
+    grid = PaneGrid("no panes")
+    qtbot.addWidget(grid)
+    for i in range(5):
+        pane = RequestPane(f"Q{i + 1}", f"question {i + 1}", "#3366cc", DARK)
+        grid.add(pane)
+        if i:
+            pane.error.setText(MESSAGE)
+            pane.error.show()
+    grid.panes[0].text.append_text("an answer that streamed. " * 40)
+    grid.resize(900, 544)
+    grid.show()
+    grid.relayout_now()
+    await wait_until(
+        lambda: all(p.error.height() > 0 for p in grid.panes[1:]),
+        5,
+        "the grid laid out with the failed panes' errors",
+    )
+    view = grid.viewport().height()
+    await wait_until(
+        lambda: grid.widget().height() <= view, 5, "the panes to fit the view's height"
+    )
+    assert not grid.compact, "room for every pane as it is"
+    assert not grid.verticalScrollBar().isVisible()
+    assert grid.hidden_panes() == [] and not grid.more_label.isVisible()
+    for pane in grid.panes[1:]:  # each message whole
+        assert not pane.error.is_clamped() and pane.error.text() == MESSAGE
