@@ -16,6 +16,12 @@ events; the runs must count the same number of events. CPU time is
   writing them out per event-loop turn (to ``/dev/null``, through an asyncio pipe);
 * engine → RunState: what ``splitdesk bench`` does: the runner and ``RunState.apply``.
 
+With ``--streams N`` it then reads N streams at once at the pace a window sees (the
+batching profile at 3×, ~80 tok/s each, answers of ~500 tokens: the window's load of
+``benchmarks/ui_load.py``), with bare httpx-sse (one shared client) and with the engine's
+Worker, and prints each one's CPU share of a core over the read: there each token is a
+read of its own, and the per-read layers cost more than the per-event ones above.
+
 Each repeat reads a stream of ``--tokens`` and one a tenth as long (``max_tokens``) with
 every variant;
 the cost *per event* is the difference of the two runs' CPU over the difference of their
@@ -24,13 +30,14 @@ out. Goal: each engine ≤ 1.5 × bare per event (medians of ``--repeat`` interl
 repeats). Prints µs and CPU seconds per 1,000 events (also whole-run CPU over events),
 and the load average before and after (a shared machine).
 
-    .venv/bin/python benchmarks/overhead.py [--tokens 20000] [--repeat 5]
+    .venv/bin/python benchmarks/overhead.py [--tokens 20000] [--repeat 5] [--streams 64]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import statistics
@@ -92,6 +99,79 @@ async def bare(url: str, question: str, max_tokens: int, parse: bool) -> int:
 
 def config(url: str) -> RunConfig:
     return RunConfig(endpoint(url), warm_connections=False)
+
+
+async def bare_shared(client: httpx.AsyncClient, url: str, question: str, max_tokens: int) -> int:
+    """:func:`bare` on a client shared by every stream (a client each costs its TLS
+    context and pool, which no reader of many streams pays per stream)."""
+    call = get_provider("openai-chat").build_request(
+        endpoint(url), question, GenParams(max_tokens=max_tokens)
+    )
+    n = 0
+    async with httpx_sse.aconnect_sse(
+        client, call.method, call.url, json=call.json, headers=call.headers
+    ) as es:
+        async for event in es.aiter_sse():
+            if event.data == "[DONE]":
+                break
+            chunk = json.loads(event.data)
+            if chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+                n += 1
+    return n
+
+
+async def bare_many(url: str, questions: list[str], max_tokens: int) -> int:
+    """Token events of ``questions`` read at once with httpx-sse alone."""
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+        counts = await asyncio.gather(*(bare_shared(client, url, q, max_tokens) for q in questions))
+    return sum(counts)
+
+
+async def engine_many(url: str, questions: list[str], max_tokens: int) -> int:
+    """Token events of ``questions`` read at once by the engine process's Worker."""
+    loop = asyncio.get_running_loop()
+    with devnull() as sink:
+        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sink)
+        out = _CountingPipe(transport)
+        worker = Worker(out)  # type: ignore[arg-type]
+        plan = make_plan("parallel", questions, CombinedTemplate(), max_tokens)
+        worker.start(RunCommand(run=1, config=config(url), questions=questions, plan=plan))
+        await asyncio.wait(set(worker.tasks))
+        await asyncio.sleep(0)  # the last flush
+        transport.close()
+    return out.texts
+
+
+async def paced(streams: int, repeat: int) -> None:
+    """CPU share of a core of bare httpx-sse and of the engine, each reading ``streams``
+    paced streams at once (module docstring), ``repeat`` interleaved runs each."""
+    pace = {"answer_tokens": 500, "speed": 3.0, "answer_spread": 0.0}
+    sim = await asyncio.to_thread(start_sim, "batching", pace)
+    url = sim.openai_base_url
+    runs: dict[str, Callable[[str, list[str], int], Awaitable[int]]] = {
+        "bare": bare_many,
+        "engine → pipe": engine_many,
+    }
+    shares: dict[str, list[float]] = {name: [] for name in runs}
+    try:
+        for k in range(repeat):
+            counts = {}
+            for name, run in runs.items():
+                questions = [f"Question {i + 1}, take {k} of {name}?" for i in range(streams)]
+                cpu, n, wall = await measure(functools.partial(run, url, questions, 800))
+                shares[name].append(cpu / wall)
+                counts[name] = n
+            low = min(counts.values())
+            if max(counts.values()) > low * 1.01:  # answers differ by question, ~0.1 %
+                raise SystemExit(f"the variants read different loads: {counts}")
+    finally:
+        await asyncio.to_thread(sim.stop)
+    print(f"{streams} paced streams at once, CPU share of a core (median, range of {repeat}):")
+    for name, got in shares.items():
+        print(f"  {name:14} {statistics.median(got):5.1%} ({min(got):.1%}–{max(got):.1%})")
+    ratio = statistics.median(shares["engine → pipe"]) / statistics.median(shares["bare"])
+    print(f"  engine → pipe / bare = {ratio:.2f}×")
 
 
 async def engine_state(url: str, question: str, max_tokens: int) -> int:
@@ -171,8 +251,8 @@ async def main(tokens: int, repeat: int) -> None:
         for k in range(repeat):
             q = f"How fast can a stream go, take {k}?"
             for name, run in variants.items():
-                cpu, n, wall = await measure(lambda run=run, q=q: run(q, tokens))
-                short_cpu, short_n, _ = await measure(lambda run=run, q=q: run(q, tokens // 10))
+                cpu, n, wall = await measure(functools.partial(run, q, tokens))
+                short_cpu, short_n, _ = await measure(functools.partial(run, q, tokens // 10))
                 per_event = (cpu - short_cpu) / (n - short_n) * 1e6
                 results[name].append((per_event, cpu / n * 1e6, n, n / wall))
             counts = {name: runs[-1][2] for name, runs in results.items()}
@@ -203,5 +283,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--streams", type=int, default=0, help="then N paced streams at once (module docstring)"
+    )
     args = parser.parse_args()
     asyncio.run(main(args.tokens, args.repeat))
+    if args.streams:
+        asyncio.run(paced(args.streams, min(args.repeat, 3)))
