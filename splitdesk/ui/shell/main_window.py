@@ -56,6 +56,7 @@ from splitdesk.core.run.plans import Mode, RunPlan
 from splitdesk.core.run.questions import QuestionSet
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
+from splitdesk.ui.common.status_bar import ElidingStatusBar
 from splitdesk.ui.common.tasks import cancel_pending, spawn, task_slot
 from splitdesk.ui.common.theme import Theme, apply_theme, ui_font
 from splitdesk.ui.common.throttle import Throttle
@@ -145,6 +146,7 @@ class MainWindow(QMainWindow):
         #: while its panes are planned ("starting the built-in endpoint…"); empty otherwise.
         self._waiting_for = ""
         self.setWindowTitle(self._title)
+        self.setStatusBar(ElidingStatusBar())  # a long message ends in "…", whole on hover
         if icon is not None:
             self.setWindowIcon(icon)
         self._fit_to_screen(settings.window_size)
