@@ -160,6 +160,33 @@ class TextStream(QPlainTextEdit):
                 return bar.value() != before
         return False
 
+    def first_line_top(self) -> int:
+        """Pixels from the viewport's top to the first line wholly in sight (0 when the
+        text is empty): above it, only the end of a line scrolled out of sight."""
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        while block.isValid():
+            layout = block.layout()
+            top = self.blockBoundingGeometry(block).translated(offset).top()
+            for i in range(layout.lineCount() if layout is not None else 0):
+                y = top + layout.lineAt(i).y()
+                if y >= 0:
+                    return math.floor(y)
+            block = block.next()
+        return 0
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """The text, then the background again above its first whole line: the view
+        scrolls by whole lines, and the descenders of the line above ("g", "p") reached a
+        pixel or two into the view, dots along its top edge on a projector."""
+        super().paintEvent(event)
+        top = self.first_line_top()
+        if top > 0:
+            view = self.viewport()
+            p = QPainter(view)
+            p.fillRect(0, 0, view.width(), top, view.palette().color(view.backgroundRole()))
+            p.end()
+
     def append_text(self, text: str, fmt: QTextCharFormat | None = None) -> None:
         """Insert ``text`` at the end (one edit, however long). Past
         :data:`PANE_TEXT_LIMIT` characters, only the count of those held back shows, on
