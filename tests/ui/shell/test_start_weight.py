@@ -35,6 +35,30 @@ def test_starting_the_window_imports_no_export_only_module(tmp_path: Any) -> Non
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
+#: httpx's command-line client and what it imports where installed (rich and pygments
+#: come with the test tools here): ~170 ms of a start, never used by splitdesk.
+HTTPX_CLI = ("httpx._main", "click", "rich", "pygments")
+
+
+@pytest.mark.parametrize("entry", ["splitdesk.app", "splitdesk.core.measure.engine_worker"])
+def test_no_process_imports_the_httpx_command_line_client(tmp_path: Any, entry: str) -> None:
+    """The window and the engine process import httpx, not its command-line client; httpx
+    keeps its clients and its stub `main`."""
+    code = (
+        "import json, sys\n"
+        f"import {entry}\n"
+        "import httpx\n"
+        "assert httpx.Client and httpx.AsyncClient and callable(httpx.main)\n"
+        f"print(json.dumps([m for m in {HTTPX_CLI!r} if sys.modules.get(m) is not None]))\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
 @pytest.mark.asyncio
 async def test_the_hidden_tokens_chart_builds_its_plot_when_first_shown(
     make_window: Any,
