@@ -12,4 +12,5 @@ __version__ = "0.1.0"
 # the module is marked absent before httpx is imported: a ``None`` in ``sys.modules``
 # makes its import raise ``ImportError`` (the import system's documented behaviour,
 # https://docs.python.org/3/reference/import.html#the-module-cache).
-sys.modules.setdefault("httpx._main", None)
+# (typeshed types the values as modules only; None is what marks one absent)
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
