@@ -120,11 +120,18 @@ class PaneGrid(QScrollArea):
         them (a run of 64 panes is built over several event-loop turns, issue 13)."""
         self.panes.append(pane)
         pane.focusToggled.connect(lambda p=pane: self.toggle_focus(p))
+        pane.needChanged.connect(self.relayout_soon)
         pane.setParent(self._inner)
         pane.ensurePolished()
         self._placeholder.hide()
         self._columns = 0
-        if relayout and not self._relayout_pending:
+        if relayout:
+            self.relayout_soon()
+
+    def relayout_soon(self) -> None:
+        """Lay the grid out again once this event-loop turn is done (one pass for many
+        calls: a batch of panes added, every refused pane's message shown at once)."""
+        if not self._relayout_pending:
             self._relayout_pending = True
             QTimer.singleShot(0, self._deferred_relayout)
 
@@ -198,7 +205,10 @@ class PaneGrid(QScrollArea):
         # fifth out of sight under ~100 px of empty rows) or tight (state and figures in
         # the header row, one line)
         header = max([self.base_min_width] + [p.header_min_width() for p in visible])
-        modes = [_Mode(False, False, False, header, int(125 * self._scale))]
+        # normal: 125 px, or what a pane's message needs with one line of text under it
+        # (a refused pane's message had been cut mid-line in a 125 px row)
+        normal_h = max([int(125 * self._scale)] + [p.compact_height(1) for p in visible])
+        modes = [_Mode(False, False, False, header, normal_h)]
         if self.focused is None:
             modes.append(
                 _Mode(True, False, False, header, max(p.compact_height() for p in visible))
@@ -210,7 +220,10 @@ class PaneGrid(QScrollArea):
             modes.append(_Mode(True, True, True, tight_width, tight_h))
         # tight with no room for the figures (they drop; their tooltip keeps them): only
         # where every way with figures leaves more than half the panes out of sight (two
-        # questions at 1280×720 ×1.5 showed one pane and "+1 more")
+        # questions at 1280×720 ×1.5 showed one pane and "+1 more"), or some out of
+        # sight where this shows them all (the default five at the default size on the
+        # single-slot profile, whose longer summary left the grid 5 px short of three
+        # one-line rows: "+1 more" over an empty strip)
         bare = None
         if self.focused is None:
             bare_width = max([self.base_min_width] + [p.tight_min_width(False) for p in visible])
@@ -225,9 +238,10 @@ class PaneGrid(QScrollArea):
                 order = modes[1:] + modes[:1]
                 best = max(order, key=lambda m: (shows(width, m), -order.index(m)))
             shown = shows(width, best)
-            few = 2 * shown <= len(visible)
-            if bare is not None and few and shows(width, bare) > shown:
-                best = bare
+            if bare is not None and shows(width, bare) > shown:
+                few = 2 * shown <= len(visible)
+                if few or shows(width, bare) == len(visible):
+                    best = bare
             self.min_width, self.min_height = best.min_width, best.min_height
             return best, self.columns_for(width, height, len(visible))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -106,6 +106,14 @@ class TextStream(QPlainTextEdit):
         self.held_back = 0
         self._run_tail = ""  # the text's last unbroken run, up to LONG_RUN characters
         self.verticalScrollBar().valueChanged.connect(lambda _v: self.whole_lines())
+
+    def sizeHint(self) -> QSize:
+        """As wide as Qt's, as high as its minimum: the view takes the room its pane has
+        and asks for none beyond it. A failed pane's layout has a height for its width
+        (the error wraps), which adds its widgets' preferred heights, and the view's
+        ~190 px had made each row of refused panes ~310 px (four of five shown at
+        1920×1080 on the rate-limited profile, with room for all)."""
+        return QSize(super().sizeHint().width(), max(self.minimumHeight(), 1))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Keep the text area a whole number of lines high (:meth:`whole_lines`)."""
@@ -445,9 +453,13 @@ class RequestPane(QFrame):
 
     Signals:
         focusToggled(): the user asked to expand this pane (or to go back to all panes).
+        needChanged(): the height it needs changed (:attr:`needChanged`).
     """
 
     focusToggled = Signal()
+    #: The height the pane needs changed: its message shown, hidden or rewritten, or its
+    #: empty text view hidden (the grid picks its layout again).
+    needChanged = Signal()
 
     def __init__(
         self,
@@ -470,6 +482,8 @@ class RequestPane(QFrame):
         self.compact = False
         self.tight = False
         self.one_line = False  #: compact with the last line only (tight is one line too)
+        #: failed with no text: the text view is hidden (:meth:`_fit_text_view`)
+        self.no_text = False
         self._parts = 0
         self._reasoning_parts = 0
         self._header = ""
@@ -525,13 +539,6 @@ class RequestPane(QFrame):
         opaque_fill(self.text.viewport(), theme.panel)
         opaque_fill(self.text.verticalScrollBar(), theme.panel)  # it moves as text comes
         self.text.setMinimumHeight(self._lines_height(1))  # a short window: one line, not cut
-        # The text takes the room its row has, and asks for none beyond its minimum: a
-        # failed pane's layout has a height for its width (the error wraps), which adds
-        # its widgets' preferred heights, and the text's (~190 px) made each row of
-        # failed panes ~310 px, so four of five panes showed at 1920×1080 with room for all.
-        policy = self.text.sizePolicy()
-        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
-        self.text.setSizePolicy(policy)
         #: The failure, wrapped and whole under the header; cut to the lines that fit
         #: only where the grid is shorter than the pane would need (:meth:`fit_error`).
         self.error = ClampedLabel()
@@ -675,12 +682,7 @@ class RequestPane(QFrame):
 
     def tight_height(self) -> int:
         """Height of a tight pane: one header row (state and figures in it) and one line."""
-        return (
-            self.compact_height()
-            - self._stats_height()
-            - self._box.spacing()
-            - (self._lines_height(2) - self._lines_height(1))
-        )
+        return self.compact_height(1) - self._stats_height() - self._box.spacing()
 
     def _stats_height(self) -> int:
         return max(self.state.sizeHint().height(), self.stats.sizeHint().height())
@@ -709,8 +711,9 @@ class RequestPane(QFrame):
         m = lay.contentsMargins()
         head = max(self.badge.height(), self.title.sizeHint().height())
         stats = max(self.state.sizeHint().height(), self.stats.sizeHint().height())
-        text = self._lines_height(lines)
-        return m.top() + m.bottom() + head + stats + text + 2 * lay.spacing() + 2
+        # the text and its spacing; nothing for a failed pane with no text (view hidden)
+        text = 0 if self.no_text else self._lines_height(lines) + lay.spacing()
+        return m.top() + m.bottom() + head + stats + text + lay.spacing() + 2
 
     def _error_px(self) -> int:
         """Pixels the error message takes, with its spacing (0 when there is none): a
@@ -746,8 +749,11 @@ class RequestPane(QFrame):
         self.error_in_banner = shown
         f = request_figures(self.trace) if self.trace is not None else None
         if f is not None and f.error is not None:
+            before = self._need()
             self.error.setText(self._error_text(f.error.message))
             self.error.show()
+            if self._need() != before:
+                self.needChanged.emit()
 
     def _error_text(self, message: str) -> str:
         return (
@@ -900,7 +906,17 @@ class RequestPane(QFrame):
         assert trace is not None and trace.t_send is not None
         return header_variants(request_figures(trace))
 
+    def _need(self) -> tuple[bool, str, bool]:
+        """What the pane's height depends on beyond its mode: the message and the view."""
+        return self.error.isHidden(), self.error.full_text(), self.no_text
+
     def _update_header(self) -> None:
+        before = self._need()
+        self._write_header()
+        if self._need() != before:
+            self.needChanged.emit()
+
+    def _write_header(self) -> None:
         trace = self.trace
         f = request_figures(trace) if trace is not None else None
         state = self.pane_state()
@@ -919,6 +935,16 @@ class RequestPane(QFrame):
             self.error.show()
         elif state == "streaming" and f.error is None:
             self.error.hide()
+        self._fit_text_view(f.error is not None and self.text.document().isEmpty())
+
+    def _fit_text_view(self, none: bool) -> None:
+        """A failed pane with no text hides its empty text view: its message is all it
+        has to show (the view's lines had stayed empty under it, a scroll bar's stub in
+        them where the view was squeezed); shown again when text comes."""
+        if none == self.no_text:
+            return
+        self.no_text = none
+        self.text.setVisible(not none)
 
 
 class CombinedPane(RequestPane):

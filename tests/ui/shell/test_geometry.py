@@ -324,7 +324,10 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
     for q, pane in enumerate(grid.panes):
         if pane not in hidden:
             check_pane_header(pane, labels[q])
-            assert pane.text.toPlainText(), f"Q{q + 1} shows no text"
+            if pane.no_text:  # refused before any text: its message instead
+                assert pane.error.isVisible() and pane.error.text(), f"Q{q + 1} says nothing"
+            else:
+                assert pane.text.toPlainText(), f"Q{q + 1} shows no text"
     if hidden:  # reachable in a way the screen shows
         assert grid.verticalScrollBar().isVisible(), f"{len(hidden)} panes out of sight, no bar"
         assert grid.more_label.isVisible()
@@ -653,6 +656,46 @@ async def test_the_default_run_at_the_default_size_shows_every_parallel_pane(
         assert shown.contains(text), f"{pane.badge.text()}'s text cut at the grid's edge"
         assert pane.text.viewport().height() >= pane.text.fontMetrics().lineSpacing()
     check_summary(window)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("size", "n"), [((1500, 940), 8), ((1920, 1080), 8), ((1500, 940), 5)], ids=str
+)
+async def test_refused_panes_show_their_message_whole_or_clamped_never_cut(
+    window_at: Any, size: tuple[int, int], n: int
+) -> None:
+    """The rate-limited profile refuses all but one parallel request. Each refused pane
+    in sight shows its message whole, or its last line that fits ending in "…" (whole on
+    hover); its empty text view is hidden (it had kept empty lines under the message,
+    a scroll bar's stub in them where squeezed). Rows of 125 px had cut a three-line
+    message mid-line at 1500 × 940 with eight questions."""
+    qs = question_set(n)
+    endpoint = EndpointSettings(profile="rate-limited", speed=4.0)
+    window = window_at(size, 1.0, AppSettings(question_set=qs, endpoint=endpoint))
+    window.run_button.click()
+    await wait_signal(window.runFinished, 90, "the rate-limited run to finish")
+    await settled(window)
+    grid = window.stage.grid
+    refused = [p for p in grid.panes if not p.error.isHidden()]
+    assert len(refused) >= n - 2, "the profile refuses all but one or two"
+    hidden = grid.hidden_panes()
+    shown = grid._shown_rect()
+    inner = grid.widget()
+    for pane in refused:
+        assert pane.no_text and not pane.text.isVisible(), f"{pane.badge.text()}: empty view"
+        if pane in hidden:
+            continue
+        error = pane.error
+        assert error.height() >= error.heightForWidth(error.width()), (
+            f"{pane.badge.text()}'s message cut: {error.height()} of "
+            f"{error.heightForWidth(error.width())} px"
+        )
+        assert error.text() == error.full_text() or error.text().endswith("…")
+        assert rect_in(error, inner).bottom() <= rect_in(pane, inner).bottom()
+        assert shown.contains(rect_in(pane.badge, inner)), f"{pane.badge.text()}'s header"
+    labels = [question_label(q.text, q.title) for q in qs.questions]
+    check_grid(window, n, labels)
 
 
 @pytest.mark.asyncio

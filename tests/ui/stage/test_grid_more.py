@@ -125,3 +125,28 @@ async def test_the_count_follows_the_panes_when_they_change_height(qtbot: Any) -
         5,
         "the note to count the panes out of sight",
     )
+
+
+@pytest.mark.asyncio
+async def test_figures_give_way_where_that_shows_every_pane(qtbot: Any) -> None:
+    """Five panes a few pixels short of three one-line rows: the tight panes without
+    their figures (on hover still) show all five, rather than "+1 more" over an empty
+    strip (the default run at the default size on the single-slot and compute-bound
+    profiles, whose longer summaries leave the grid shorter)."""
+    grid = PaneGrid("no panes")
+    qtbot.addWidget(grid)
+    for i in range(5):
+        pane = RequestPane(f"Q{i + 1}", f"question {i + 1}", "#3366cc", DARK)
+        pane.text.append_text("\n".join(f"line {k} of answer {i + 1}" for k in range(30)))
+        grid.add(pane)
+    one_line = grid.panes[0].compact_height(1)
+    spacing = 8
+    # two one-line rows fit, three do not: 5 px short of the third
+    height = 3 * one_line + 2 * spacing - 5
+    grid.resize(600, height)
+    grid.show()
+    grid.relayout_now()
+    await wait_until(lambda: grid.tight, 5, "the grid to turn its panes tight")
+    await wait_until(lambda: not grid.more_label.isVisible(), 5, "every pane in sight")
+    assert grid.hidden_panes() == []
+    assert not grid.verticalScrollBar().isVisible()

@@ -222,4 +222,9 @@ async def test_refused_panes_show_their_whole_error_at_the_top(
         top_left = error.mapTo(pane, error.rect().topLeft())
         assert pane.rect().contains(top_left)
         assert top_left.y() + error.height() <= pane.height()
-        assert top_left.y() < pane.text.mapTo(pane, pane.text.rect().topLeft()).y()
+        head = pane.badge.mapTo(pane, pane.badge.rect().bottomLeft()).y()
+        assert top_left.y() > head  # under the header
+        if pane.text.isVisible():  # above the text
+            assert top_left.y() < pane.text.mapTo(pane, pane.text.rect().topLeft()).y()
+        else:  # refused before any text: no empty text view under the message
+            assert pane.no_text and not pane.text.toPlainText()
