@@ -297,6 +297,9 @@ class ElidedLabel(QLabel):
         #: When even the shortest wording does not fit: show nothing (True: figures, whose
         #: full text stays on hover) rather than a cut "TT…" (False: names).
         self.drop_when_narrow = False
+        #: What the label means, on hover after the longest wording when that gave way
+        #: (:meth:`set_hint`; a label with variants manages its own tooltip).
+        self.hint = ""
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(30)
         self.setText(text)
@@ -312,6 +315,11 @@ class ElidedLabel(QLabel):
     def full_text(self) -> str:
         return self._variants[0]
 
+    def set_hint(self, hint: str) -> None:
+        """On hover: ``hint``, after the longest wording when a shorter one shows."""
+        self.hint = hint
+        self._elide()
+
     def _elide(self) -> None:
         metrics = self.fontMetrics()
         width = max(10, self.width())
@@ -323,8 +331,9 @@ class ElidedLabel(QLabel):
             if self.drop_when_narrow and shown != last:
                 shown = ""
         self._show(shown)
-        if len(self._variants) > 1 or self.drop_when_narrow:  # dropped figures on hover
-            tip = "" if shown == self._variants[0] else self._variants[0]
+        if len(self._variants) > 1 or self.drop_when_narrow or self.hint:
+            dropped = "" if shown == self._variants[0] else self._variants[0]  # on hover
+            tip = "\n".join(t for t in (dropped, self.hint) if t)
             if tip != self.toolTip():
                 self.setToolTip(tip)
 

@@ -57,7 +57,7 @@ from splitdesk.ui.common.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.stage.answers import AnswersDialog
 from splitdesk.ui.stage.caption import CaptionBar
 from splitdesk.ui.stage.grid import PaneGrid, dispose
-from splitdesk.ui.stage.panes import CombinedPane, RequestPane, SequentialPane
+from splitdesk.ui.stage.panes import CombinedPane, ElidedLabel, RequestPane, SequentialPane
 from splitdesk.ui.stage.server_lane import ServerLane
 from splitdesk.ui.stage.summary import SummaryStrip
 from splitdesk.ui.stage.timeline import LANE_PITCH, PACKED_MIN_PX, Timeline
@@ -149,10 +149,12 @@ class Stage(QWidget):
         self._build(theme, scale, look)
 
     # -- construction ---------------------------------------------------------------------------
-    def _section_title(self, text: str) -> QLabel:
-        label = QLabel(text)
+    def _section_title(self, text: str) -> ElidedLabel:
+        """A column's title: one line, its longest wording that fits (a two-line title
+        over one column, beside one line over the other, had set their panes' tops
+        apart: the combined column at 1024×768 with 8 or more questions)."""
+        label = ElidedLabel(text)
         label.setObjectName("sectionTitle")
-        label.setWordWrap(True)
         label.setFont(ui_font(self.scale, 0, bold=True))
         return label
 
@@ -523,13 +525,16 @@ class Stage(QWidget):
         n_parallel = sum(1 for g in groups if g not in ("combined", "sequential"))
         n_sequential = groups.count("sequential")
         has_combined = "combined" in groups
-        words = []
+        # each title's wordings, longest first: the one that fits shows (_section_title)
+        words: list[tuple[str, ...]] = []
         if has_combined:
-            words.append("COMBINED · 1 request")
+            words.append(("COMBINED · 1 request", "COMBINED", "COMBINED"))
         if n_sequential:
-            words.append(f"SEQUENTIAL · {n_sequential} one after another")
-        self.combined_title.setText("  +  ".join(words) or "COMBINED")
-        self.combined_title.setToolTip(
+            n = n_sequential
+            words.append((f"SEQUENTIAL · {n} one after another", f"SEQUENTIAL · {n}", "SEQUENTIAL"))
+        variants = ["  +  ".join(w[k] for w in words) for k in range(3)] if words else []
+        self.combined_title.set_variants(list(dict.fromkeys(variants)) or ["COMBINED"])
+        self.combined_title.set_hint(
             "The combined request: one prompt asking every question"
             + ("; below it the sequential baseline, one request at a time" if n_sequential else "")
         )
@@ -538,10 +543,10 @@ class Stage(QWidget):
         # no parallel request (dependent questions: combined vs the chain): no empty
         # column; the combined and sequential panes take the width
         self.parallel_column.setVisible(n_parallel > 0)
-        self.parallel_title.setText(
-            f"PARALLEL · {n_parallel} request{'s' if n_parallel != 1 else ''}"
+        self.parallel_title.set_variants(
+            [f"PARALLEL · {n_parallel} request{'s' if n_parallel != 1 else ''}", "PARALLEL"]
             if n_parallel
-            else "PARALLEL · one request per question"
+            else ["PARALLEL · one request per question", "PARALLEL"]
         )
 
     def _clear_panes(self) -> None:
@@ -626,7 +631,7 @@ class Stage(QWidget):
             pane = RequestPane(f"Q{q + 1}", label, lane_hex(q), self.theme, self.scale)
             pane.title.setToolTip(text)
             self.grid.add(pane, relayout)
-            self.parallel_title.setToolTip("One request per question, all sent at once")
+            self.parallel_title.set_hint("One request per question, all sent at once")
         # at its end through size/layout changes (the reasoning view, made on demand, too)
         follow_end(pane.text, pane.text.scroll_to_end)
         self.panes[index] = pane

@@ -339,6 +339,24 @@ def check_grid(window: MainWindow, n: int, labels: list[str]) -> None:
         assert grid.compact, "many panes are compact"
 
 
+def check_columns(window: MainWindow, combined: RequestPane) -> None:
+    """Both columns' titles are one line and their panes start level; the combined pane
+    shows a whole line of its text (it had been squeezed to its header, 1024×768 with 12
+    questions, its title on two lines over the parallel one's one)."""
+    stage = window.stage
+    titles = (stage.combined_title, stage.parallel_title)
+    for title in titles:
+        text_fits(title)
+        assert title.height() < 2 * title.fontMetrics().height(), f"{title.text()!r}: two lines"
+    tops = {rect_in(w, stage).top() for w in (stage.combined_holder, stage.grid)}
+    assert max(tops) - min(tops) <= 2, f"the columns' panes start at {sorted(tops)}"
+    view = combined.text
+    assert view.isVisible() and view.viewport().height() >= view.fontMetrics().lineSpacing(), (
+        f"the combined pane's text {view.viewport().height()} px high"
+    )
+    assert rect_in(view, stage).bottom() <= rect_in(combined, stage).bottom()
+
+
 def check_summary(window: MainWindow) -> None:
     """Every line of the summary strip is shown whole, above the status bar."""
     summary = window.stage.summary
@@ -391,6 +409,7 @@ async def test_every_size_and_n_is_legible(
     combined = [p for p in window.stage.panes.values() if p not in window.stage.grid.panes]
     assert len(combined) == 1
     check_pane_header(combined[0], None)
+    check_columns(window, combined[0])
     check_grid(window, n, labels)
     check_timeline(window, n, labels)
     # the key picture: the combined bar and every parallel bar in sight, named one by one
@@ -401,6 +420,23 @@ async def test_every_size_and_n_is_legible(
     )
     check_summary(window)
     check_text_sizes(window)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("n", [8, 12])
+async def test_a_small_window_keeps_a_line_of_the_combined_answer(window_at: Any, n: int) -> None:
+    """1024 × 768 with 12 questions: the combined column's title on two lines (beside the
+    parallel one's one) had left the combined pane its header and figures only, its text
+    squeezed out of sight."""
+    qs = question_set(n)
+    settings = AppSettings(question_set=qs, endpoint=EndpointSettings(speed=8.0))
+    window = window_at((1024, 768), 1.0, settings)
+    window.run_button.click()  # live: the summary's lines as a run leaves them
+    await wait_signal(window.runFinished, 90, "the run to finish")
+    await settled(window)
+    combined = [p for p in window.stage.panes.values() if p not in window.stage.grid.panes]
+    check_columns(window, combined[0])
+    check_timeline(window, n, [question_label(q.text, q.title) for q in qs.questions])
 
 
 CJK = [

@@ -103,6 +103,14 @@ def test_each_column_says_what_it_holds(stage: Stage) -> None:
         stage.combined_title.text() == "COMBINED · 1 request  +  SEQUENTIAL · 5 one after another"
     )
     assert stage.combined_column.isVisible() and not stage.parallel_column.isVisible()
+    # one line, its longest wording that fits; what it holds on hover either way
+    title = stage.combined_title
+    shorter = "COMBINED  +  SEQUENTIAL · 5"
+    title.resize(title.fontMetrics().horizontalAdvance(shorter) + 4, title.height())
+    assert title.text() == shorter
+    tip = stage.combined_title.toolTip()
+    assert tip.startswith("COMBINED · 1 request  +  SEQUENTIAL · 5 one after another\n")
+    assert "one prompt asking every question" in tip and "sequential baseline" in tip
     # a parallel-only run (a bench recording's parallel mode): no empty combined column
     shown(stage, build([Req("parallel", 0.0, first=0.01, tokens=20) for _ in range(5)]))
     assert not stage.combined_column.isVisible() and stage.parallel_column.isVisible()
