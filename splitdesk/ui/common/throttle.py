@@ -144,6 +144,7 @@ class Throttle(QObject):
         super().__init__(parent)
         self._callback = callback
         self._interval = interval_ms
+        self._phase = 0  #: ms after each multiple of the interval (:meth:`set_interval`)
         #: The interval stretches with :func:`live_pace` (a live view's frame).
         self.paced = paced
         #: The grid tick (``time.monotonic()`` ms) whose slot the last call took: the
@@ -155,13 +156,30 @@ class Throttle(QObject):
         self._ticket = 0
         self.calls = 0
 
-    def set_interval(self, interval_ms: int) -> None:
-        """Change the shortest time between two calls."""
+    def set_interval(self, interval_ms: int, phase_ms: int = 0) -> None:
+        """Change the shortest time between two calls (ms). ``phase_ms``: the calls come
+        that long after each multiple of the interval, between another grid's ticks (a
+        view on a slower frame whose work would otherwise add to theirs)."""
         self._interval = interval_ms
+        self._phase = phase_ms % interval_ms if interval_ms else 0
+
+    @property
+    def interval_ms(self) -> int:
+        """The shortest time between two calls (ms), before :func:`live_pace`."""
+        return self._interval
+
+    @property
+    def phase_ms(self) -> int:
+        """How long after each multiple of the interval the calls come (ms)."""
+        return self._phase
 
     def _interval_now(self) -> float:
         """The interval (ms), stretched by :func:`live_pace` for a paced throttle."""
         return self._interval * _pace[0] if self.paced else self._interval
+
+    def _phase_now(self) -> float:
+        """The phase (ms), stretched with the interval."""
+        return self._phase * _pace[0] if self.paced else self._phase
 
     @property
     def pending(self) -> bool:
@@ -177,15 +195,15 @@ class Throttle(QObject):
         if self._pending:
             return
         self._pending = True
-        interval = self._interval_now()
-        tick = (math.floor(time.monotonic() * 1000 / interval) + 1) * interval
+        interval, phase = self._interval_now(), self._phase_now()
+        tick = (math.floor((time.monotonic() * 1000 - phase) / interval) + 1) * interval + phase
         # The last call's slot is the tick it was made for, not when it ran: the frame
         # clock runs a tick's calls up to a few ms after it (a busy loop, Qt's timer
         # rounding). Measured from the run time, every call requested after one such
         # late tick skipped a slot, and every view refreshed at half its rate (10
         # frames a second where 20 were meant; issue 25).
         if tick <= self._slot_ms + TICK_SLACK_MS:  # that slot's call was made: the next
-            tick = (math.floor(self._slot_ms / interval + 0.5) + 1) * interval
+            tick = (math.floor((self._slot_ms - phase) / interval + 0.5) + 1) * interval + phase
         self._at_ms = tick
         self._ticket += 1
         FrameClock.shared().schedule(self, tick, self._ticket)
@@ -195,8 +213,8 @@ class Throttle(QObject):
         if self._pending:
             # made now: the slot of the tick it was waiting for, if that has come (a
             # flush just after it, before the frame clock ran it), else of the next one
-            interval = self._interval_now()
-            now_tick = math.ceil(time.monotonic() * 1000 / interval) * interval
+            interval, phase = self._interval_now(), self._phase_now()
+            now_tick = math.ceil((time.monotonic() * 1000 - phase) / interval) * interval + phase
             self._at_ms = min(self._at_ms, now_tick)
             self._fire()
 

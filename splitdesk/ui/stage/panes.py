@@ -51,6 +51,12 @@ from splitdesk.ui.common.throttle import LIVE_FRAME_MS, LIVE_TEXT_MS, Throttle
 #: text in Qt (the window's main cost per token; issue 13). Every pane shares the frame
 #: grid (:class:`Throttle`, :data:`~splitdesk.ui.common.throttle.LIVE_FRAME_MS`).
 PANE_MS = LIVE_FRAME_MS
+#: With more parallel panes than this, their frame is :data:`MANY_PANES_MS` (ms), as the
+#: timeline's with as many lanes: a grid of one-line panes shows ~20 at once at
+#: 1600×1000, each repainting its text every frame (64 streams: window CPU 20-21 → 22-23 %
+#: and the GUI loop's lag p99 12-13 → 14-16 ms once more of them were in sight).
+MANY_PANES = 16
+MANY_PANES_MS = 2 * LIVE_FRAME_MS
 #: While a request streams, its header's figures (TTFT, tokens, rate) are rewritten at
 #: most this often (ms; each rewrite measures and elides the line). A change of state
 #: (first token, the end, a failure) shows at once.

@@ -57,7 +57,14 @@ from splitdesk.ui.common.theme import Theme, lane_hex, ui_font
 from splitdesk.ui.stage.answers import AnswersDialog
 from splitdesk.ui.stage.caption import CaptionBar
 from splitdesk.ui.stage.grid import PaneGrid, dispose
-from splitdesk.ui.stage.panes import CombinedPane, ElidedLabel, RequestPane, SequentialPane
+from splitdesk.ui.stage.panes import (
+    MANY_PANES,
+    MANY_PANES_MS,
+    CombinedPane,
+    ElidedLabel,
+    RequestPane,
+    SequentialPane,
+)
 from splitdesk.ui.stage.server_lane import ServerLane
 from splitdesk.ui.stage.summary import SummaryStrip
 from splitdesk.ui.stage.timeline import LANE_PITCH, PACKED_MIN_PX, Timeline
@@ -629,6 +636,9 @@ class Stage(QWidget):
             text = questions[q] if q < len(questions) else ""
             label = self._labels[q] if q < len(self._labels) else question_label(text)
             pane = RequestPane(f"Q{q + 1}", label, lane_hex(q), self.theme, self.scale)
+            if len(questions) > MANY_PANES:  # many at once: a slower frame, between the
+                # timeline's ticks (its frame is as slow with as many lanes)
+                pane.throttle.set_interval(MANY_PANES_MS, MANY_PANES_MS // 2)
             pane.title.setToolTip(text)
             self.grid.add(pane, relayout)
             self.parallel_title.set_hint("One request per question, all sent at once")

@@ -16,11 +16,23 @@ from ui.conftest import wait_signal, wait_until
 from splitdesk.core.analyse.metrics import request_figures, summarize
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
+from splitdesk.core.run.plans import make_plan
+from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.ui.common.gc import GuiGarbageCollector, freeze_built_window
+from splitdesk.ui.common.theme import DARK
 from splitdesk.ui.common.throttle import LIVE_TEXT_MS
 from splitdesk.ui.run.controller import RunController
-from splitdesk.ui.stage.panes import HEADER_MS, RequestPane, header_variants
+from splitdesk.ui.stage.panes import (
+    HEADER_MS,
+    MANY_PANES,
+    MANY_PANES_MS,
+    PANE_MS,
+    RequestPane,
+    header_variants,
+)
+from splitdesk.ui.stage.stage import Stage
 from splitdesk.ui.stage.summary import SummaryStrip
+from splitdesk.ui.stage.timeline import MANY_LANES_MS
 
 
 @pytest.mark.asyncio
@@ -162,3 +174,26 @@ async def test_a_pane_whose_request_ended_stops_its_waiting_clock(make_window: A
     assert st.ended is None and not st.requests[combined.trace.req].finished
     assert combined._clock.isActive()  # still streaming: its clock goes on
     await wait_signal(window.runFinished, 60)
+
+
+@pytest.mark.parametrize(("n", "slow"), [(16, False), (17, True), (64, True)])
+def test_many_parallel_panes_refresh_between_the_timelines_ticks(
+    qtbot: Any, n: int, slow: bool
+) -> None:
+    """More than MANY_PANES parallel panes: each refreshes every MANY_PANES_MS, halfway
+    between the timeline's ticks (as slow with as many lanes), so one tick never holds
+    both views' work; a few panes keep the shared frame."""
+    assert MANY_PANES == 16 and MANY_PANES_MS == MANY_LANES_MS
+    stage = Stage(DARK)
+    qtbot.addWidget(stage)
+    questions = [f"question {i + 1}?" for i in range(n)]
+    stage.plan(make_plan("parallel", questions, CombinedTemplate(), None), questions)
+    qtbot.waitUntil(lambda: len(stage.grid.panes) == n, timeout=10000)
+    for pane in stage.grid.panes:
+        if slow:
+            assert (pane.throttle.interval_ms, pane.throttle.phase_ms) == (
+                MANY_PANES_MS,
+                MANY_PANES_MS // 2,
+            )
+        else:
+            assert (pane.throttle.interval_ms, pane.throttle.phase_ms) == (PANE_MS, 0)
