@@ -4,10 +4,10 @@ Columns follow the available width (a pane never gets narrower than its header n
 badge, whole label, expand button); rows share the height down to ``min_height`` each.
 When the panes do not fit at that height they turn compact (header, state, the last two
 lines, or the last line where that shows a row more), then tight (state and figures in
-the header row, one line), and when even those do not all fit the grid scrolls, with its scroll bar
-shown and :attr:`PaneGrid.more_label` saying how many panes are out of sight ("+11 more
-↓": header or first text line not in view; ↑ when they are above, ↕ both ways). One
-pane can be expanded to fill the grid and restored.
+the header row, one line), and when even those do not all fit the grid scrolls, with its
+scroll bar shown and :attr:`PaneGrid.more_label` saying how many panes are out of sight
+("+11 more ↓": header or first text line not in view; ↑ when they are above, ↕ both
+ways). One pane can be expanded to fill the grid and restored.
 """
 
 from __future__ import annotations
