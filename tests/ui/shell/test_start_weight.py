@@ -21,18 +21,26 @@ from splitdesk.core.run.endpoints import EndpointSettings
 EXPORT_ONLY = ("PIL", "pyqtgraph.exporters", "imageio_ffmpeg")
 
 
-def test_starting_the_window_imports_no_export_only_module(tmp_path: Any) -> None:
+def imported_after(entry: str, modules: tuple[str, ...], config: Any, check: str = "") -> list[str]:
+    """Which of ``modules`` a fresh interpreter holds after ``import entry`` (and the
+    statements ``check``), its settings in ``config``."""
     code = (
         "import json, sys\n"
-        "import splitdesk.app\n"
-        f"print(json.dumps([m for m in {EXPORT_ONLY!r} if m in sys.modules]))\n"
+        f"import {entry}\n"
+        f"{check}"
+        f"print(json.dumps([m for m in {modules!r} if sys.modules.get(m) is not None]))\n"
     )
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(config))
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    found: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_starting_the_window_imports_no_export_only_module(tmp_path: Any) -> None:
+    assert imported_after("splitdesk.app", EXPORT_ONLY, tmp_path) == []
 
 
 #: httpx's command-line client and what it imports where installed (rich and pygments
@@ -44,19 +52,8 @@ HTTPX_CLI = ("httpx._main", "click", "rich", "pygments")
 def test_no_process_imports_the_httpx_command_line_client(tmp_path: Any, entry: str) -> None:
     """The window and the engine process import httpx, not its command-line client; httpx
     keeps its clients and its stub `main`."""
-    code = (
-        "import json, sys\n"
-        f"import {entry}\n"
-        "import httpx\n"
-        "assert httpx.Client and httpx.AsyncClient and callable(httpx.main)\n"
-        f"print(json.dumps([m for m in {HTTPX_CLI!r} if sys.modules.get(m) is not None]))\n"
-    )
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    check = "import httpx\nassert httpx.Client and httpx.AsyncClient and callable(httpx.main)\n"
+    assert imported_after(entry, HTTPX_CLI, tmp_path, check) == []
 
 
 @pytest.mark.asyncio
