@@ -68,6 +68,10 @@ DRAIN_LEAD_MS = 3
 #: Until the views are built and the run is released, the drain looks this often (ms):
 #: the first request waits for it (Run → first request sent, issue 13).
 START_DRAIN_MS = 16
+#: After Stop, until the run is over, the drain looks this often (ms), not on the views'
+#: frame: a stop answers the user, and each stopped request's end shows as it comes (at
+#: a busy machine's pace the frame is 400 ms, ``throttle.BUSY_PACE``).
+STOPPING_DRAIN_MS = 16
 #: Time the views get to lay out and paint new panes before the first request (s); the
 #: engine opens its connections meanwhile. At 0.15 s, Run → first request took ~0.2 s
 #: (issue 25's goal: ≤ 0.1 s); a live run's panes are built 10 ms of work per turn and
@@ -152,6 +156,9 @@ class RunController(QObject):
     status = Signal(str)
     busyChanged = Signal(bool)
     clientCpu = Signal(object)
+    #: A run's future completed (emitted on the engine's reader thread, received queued on
+    #: the GUI thread): its last event is queued, so it is drained now, not a frame later.
+    _runOver = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -194,6 +201,9 @@ class RunController(QObject):
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)  # ahead of the views' frame
         self._timer.timeout.connect(self._drain)
+        self._runOver.connect(self._on_run_over, Qt.ConnectionType.QueuedConnection)
+        #: Stop was sent to the live run: the drain looks every :data:`STOPPING_DRAIN_MS`.
+        self._stopping = False
 
     @property
     def busy(self) -> bool:
@@ -395,6 +405,8 @@ class RunController(QObject):
                 s.is_builtin, max((len(ph.requests) for ph in plan.phases), default=0)
             )
             self.live = self.engine.run(config, request.questions, plan, gated=True)
+            self._stopping = False
+            self.live.future.add_done_callback(self._notify_run_over)
             self.local_endpoint = s.is_builtin or is_loopback_url(s.base_url)
             self.client_cpu = None
             self._cpu_start = self._cpu_last = CpuReading.now(self._cpu_pids())
@@ -402,6 +414,7 @@ class RunController(QObject):
             raise ControllerError(f"the measuring engine is not running: {exc}") from None
         if self._stop_requested:  # Stop was pressed while the run was starting
             self.live.cancel()
+            self._stopping = True
         self._planned = len(plan.requests)
         self._timer.start(0)
         self.runStarted.emit(state)
@@ -557,6 +570,9 @@ class RunController(QObject):
         """Stop the current run, also while it is still starting (no-op when idle)."""
         if self.live is not None and not self.live.done:
             self.live.cancel()
+            self._stopping = True
+            if self.live.released:
+                self._arm(True)  # look again soon, not at the views' next frame
         elif self._busy:
             self._stop_requested = True
 
@@ -601,6 +617,19 @@ class RunController(QObject):
             if died:
                 self._restart_engine()
 
+    def _notify_run_over(self, future: Future[None]) -> None:
+        """On the engine's reader thread (a done callback of the run's future): wake the
+        GUI thread's drain. Nothing is done when the controller is gone (window closed)."""
+        with contextlib.suppress(RuntimeError):  # its C++ object deleted with the window
+            self._runOver.emit(future)
+
+    def _on_run_over(self, future: Future[None]) -> None:
+        """The run whose future is ``future`` is over: drain it now (a stale run's news,
+        one already drained, is ignored)."""
+        live = self.live
+        if live is not None and live.future is future:
+            self._timer.start(0)
+
     def _end_run(self, state: RunState) -> None:
         self._read_cpu(final=True)  # the whole run's figures, before its end is shown
         self._cpu_start = self._cpu_last = None
@@ -609,9 +638,14 @@ class RunController(QObject):
 
     def _arm(self, released: bool) -> None:
         """Schedule the next drain: :data:`DRAIN_LEAD_MS` before the views' next frame on
-        the shared grid (:data:`DRAIN_MS`), or in :data:`START_DRAIN_MS` before release."""
+        the shared grid (:data:`DRAIN_MS`); in :data:`START_DRAIN_MS` before release, in
+        :data:`STOPPING_DRAIN_MS` after Stop. (A run that is over is drained at once:
+        :meth:`_on_run_over`.)"""
         if not released:
             self._timer.start(START_DRAIN_MS)
+            return
+        if self._stopping:
+            self._timer.start(STOPPING_DRAIN_MS)
             return
         now_ms = time.monotonic() * 1000
         frame = DRAIN_MS * live_pace()  # the views' frame, longer while the CPUs are busy

@@ -24,6 +24,8 @@ from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.questions import Question, QuestionSet
 from splitdesk.core.run.run_state import RequestTrace
 from splitdesk.sim.launcher import SimProcess, start_sim
+from splitdesk.ui.common import throttle
+from splitdesk.ui.run import controller as controller_module
 
 STOP_WITHIN_S = 0.200
 
@@ -82,11 +84,11 @@ PHASES: dict[str, tuple[str, Callable[[RequestTrace], bool]]] = {
 }
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("phase", list(PHASES))
-async def test_stop_in_every_phase_in_the_window(
+async def run_until_in_phase(
     phase: str, slow_sim: SimProcess, full_backlog: str, make_window: Any
-) -> None:
+) -> tuple[Any, int, tuple[int, int]]:
+    """A window whose run of three questions has every parallel request in ``phase``:
+    (the window, its engine's pid, the engine's resources before the run)."""
     tag, in_phase = PHASES[phase]
     base = full_backlog if phase == "connecting" else slow_sim.openai_base_url
     endpoint = EndpointSettings(
@@ -116,11 +118,15 @@ async def test_stop_in_every_phase_in_the_window(
     await asyncio.sleep(0.1)
     state = window.state
     assert state is not None and all(in_phase(r) for r in state.group("parallel")), phase
-    text_before = [r.text for r in state.requests]
-    finished = asyncio.ensure_future(wait_signal(window.runFinished, 10, "the stopped run"))
+    return window, engine_pid, before
+
+
+async def stop_and_time(window: Any, engine_pid: int) -> tuple[float, float]:
+    """Press Stop and wait until every pane says so: (the app's own time, the wall clock
+    time) it took (s). The own time is the wall clock minus the time the GUI process and
+    the engine (the stop's path) waited for a CPU that other processes held (2 shared
+    cores)."""
     loop = asyncio.get_running_loop()
-    # The bound is on the app's own time: the wall clock minus the time the GUI process and
-    # the engine (the stop's path) waited for a CPU that other processes held (2 shared cores).
     with RunQueueMeter(os.getpid(), engine_pid) as cpu:
         t0 = loop.time()
         window.stop_button.click()
@@ -130,7 +136,21 @@ async def test_stop_in_every_phase_in_the_window(
             "every pane says stopped",
         )
         took = loop.time() - t0
-    own = took - cpu.waited_s
+    return took - cpu.waited_s, took
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("phase", list(PHASES))
+async def test_stop_in_every_phase_in_the_window(
+    phase: str, slow_sim: SimProcess, full_backlog: str, make_window: Any
+) -> None:
+    window, engine_pid, before = await run_until_in_phase(
+        phase, slow_sim, full_backlog, make_window
+    )
+    state = window.state
+    text_before = [r.text for r in state.requests]
+    finished = asyncio.ensure_future(wait_signal(window.runFinished, 10, "the stopped run"))
+    own, took = await stop_and_time(window, engine_pid)
     assert own < STOP_WITHIN_S, (
         f"stopping while {phase} took {own * 1000:.0f} ms of the app's own time "
         f"({took * 1000:.0f} ms wall clock)"
@@ -153,9 +173,40 @@ async def test_stop_in_every_phase_in_the_window(
                 info = (await client.get("/_splitdesk/info")).json()
                 return bool(info["active_requests"] == 0 and info["running"] == 0)
 
+            loop = asyncio.get_running_loop()
             end = loop.time() + 10  # a wait, not a bound: the endpoint's own clean-up
             for _ in range(10_000):
                 if await idle() or loop.time() > end:
                     break
                 await asyncio.sleep(0.01)
             assert await idle(), "the endpoint still serves the stopped requests"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("phase", ["waiting for headers", "streaming"])
+async def test_stop_answers_at_once_however_slow_the_views_frame(
+    phase: str,
+    slow_sim: SimProcess,
+    full_backlog: str,
+    make_window: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stop answers the user, not the views' frame: on a busy machine the live views slow
+    to a frame of 400 ms (``throttle.BUSY_PACE``), and a drain that waited for the frame
+    made Stop take up to two of them. Here the frame is held at 2 s all run long."""
+    monkeypatch.setattr(controller_module, "set_live_pace", lambda factor: None)  # held
+    throttle.set_live_pace(2000 / throttle.LIVE_FRAME_MS)
+    try:
+        window, engine_pid, _before = await run_until_in_phase(
+            phase, slow_sim, full_backlog, make_window
+        )
+        finished = asyncio.ensure_future(wait_signal(window.runFinished, 10, "the stopped run"))
+        own, took = await stop_and_time(window, engine_pid)
+        await finished
+    finally:
+        throttle.set_live_pace(1.0)
+    assert own < STOP_WITHIN_S, (
+        f"at a 2 s frame, stopping while {phase} took {own * 1000:.0f} ms of the app's "
+        f"own time ({took * 1000:.0f} ms wall clock)"
+    )
+    assert all(r.outcome == "stopped" for r in window.state.requests)
