@@ -88,6 +88,7 @@ class PaneGrid(QScrollArea):
         self.setWidget(self._inner)
         self._columns = 0
         self._relayout_pending = False
+        self._relayouting = False  #: inside :meth:`_relayout`
         # "+N more" counted again whenever the grid's inner widget is laid out anew (a
         # pane's height changes after the relayout that counted: "+5 more" had stayed
         # beside 4 panes out of sight); coalesced to one count per turn
@@ -175,6 +176,18 @@ class PaneGrid(QScrollArea):
         return max(fitting or [1], key=score)
 
     def _relayout(self) -> None:
+        """Choose the panes' mode and columns for the grid's size now (a layout asked for
+        while one is under way comes once it is done: :meth:`relayout_soon`)."""
+        if self._relayouting:
+            self.relayout_soon()
+            return
+        self._relayouting = True
+        try:
+            self._lay_out()
+        finally:
+            self._relayouting = False
+
+    def _lay_out(self) -> None:
         visible = [p for p in self.panes if self.focused is None or p is self.focused]
         if not visible:
             return
@@ -351,5 +364,11 @@ class PaneGrid(QScrollArea):
         return super().eventFilter(watched, event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        """A new size lays the panes out again. ``setViewportMargins`` (:meth:`_fit_rows`)
+        sends this widget a resize event of the same size: that one is not a new size, and
+        laying out again from it had recursed without end where a layout's margin changed
+        the scroll bar and so the panes' widths and their messages' heights (refused panes
+        at 1280×720 ×1.5: a RecursionError, then a segmentation fault)."""
         super().resizeEvent(event)
-        self._relayout()
+        if event.size() != event.oldSize():
+            self._relayout()
