@@ -480,6 +480,16 @@ def run_gui(opts: GuiOptions) -> int:
         if opts.screenshot is not None or opts.quit:
             spawn(after_run())
 
+    def refused(problem: str) -> None:
+        """Run did not start (too few questions, a template error): with ``--quit`` the
+        window says why on stderr and closes, exit status 2, as bench does for bad input
+        (it had waited for a run's end that never came, in silence)."""
+        result["status"] = 2
+        if opts.quit:
+            print(f"splitdesk: cannot run: {problem}", file=sys.stderr, flush=True)
+        if opts.screenshot is not None or opts.quit:
+            spawn(after_run())
+
     async def after_run() -> None:
         await asyncio.sleep(0.4)  # the last frame paints
         if opts.screenshot is not None:
@@ -497,6 +507,7 @@ def run_gui(opts: GuiOptions) -> int:
             window.close()
 
     window.runFinished.connect(finished)
+    window.runRefused.connect(refused)
     window.show()
     # The window as built goes out of every later collection's scan — after its first
     # paint, not before: the full collection that precedes the freeze takes 50-100 ms,

@@ -107,10 +107,13 @@ class MainWindow(QMainWindow):
     Signals:
         runFinished(object): a run's :class:`RunState` once its end is on the stage (a
             live run's or a replay's; for scripts and tests).
+        runRefused(str): Run was pressed and no run started: why, in one line (fewer
+            than two questions, a template error, an endpoint that cannot be used).
         closed(): the window has finished closing (runs stopped, endpoint process gone).
     """
 
     runFinished = Signal(object)
+    runRefused = Signal(str)
     closed = Signal()
 
     def __init__(
@@ -699,6 +702,7 @@ class MainWindow(QMainWindow):
         problem = self.questions.problem()
         if problem is not None:
             self.say(problem)
+            self.runRefused.emit(problem)
             return
         try:
             request = RunRequest(
@@ -739,6 +743,8 @@ class MainWindow(QMainWindow):
                 )
 
             self._stage.after_finish(show)  # after the failed run's own end, which it explains
+            if self.controller.state is None or self.controller.state.ended is None:
+                self.runRefused.emit(str(exc))  # no run's end will say it
 
     def _run_planned(self, plan: RunPlan, questions: list[str]) -> None:
         """A live run is coming: its panes on the stage, built a slice per turn."""

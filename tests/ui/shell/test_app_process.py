@@ -173,3 +173,47 @@ def test_a_run_that_failed_says_why_on_stderr_when_the_window_quits(tmp_path: Pa
     assert lines[0].startswith("splitdesk: 6 of 6 requests failed: ")
     assert "connection refused" in lines[0].lower() or "nothing listens" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_refused_panes_at_projector_size_settle_and_the_window_quits(tmp_path: Path) -> None:
+    """The rate-limited profile at 1280×720 ×1.5 (four of five parallel requests refused):
+    the grid's layout settles. Its viewport margin had sent the grid a resize event that
+    laid it out again, whose margin sent another, without end: a RecursionError, then a
+    segmentation fault, the run lost (exit -11, no screenshot)."""
+    shot = tmp_path / "window.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "splitdesk", "--run", "--quit", "--screenshot", str(shot)),
+            *("--size", "1280x720", "--scale", "1.5", "--profile", "rate-limited"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]  # refused requests: a failed run
+    assert "4 of 6 requests failed: HTTP 429" in proc.stderr
+    assert "Recursion" not in proc.stderr and "Traceback" not in proc.stderr
+    assert f"screenshot saved to {shot}" in proc.stdout
+
+
+def test_run_and_quit_with_one_question_says_why_and_exits_2(tmp_path: Path) -> None:
+    """``--run --quit`` with one question: the window says why on stderr and closes, exit
+    2 (bad input, as bench says it). It had waited for a run that never started, forever."""
+    questions = tmp_path / "one.txt"
+    questions.write_text("Only one?\n", encoding="utf-8")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPLITDESK_CONFIG_DIR=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "splitdesk", "--questions", str(questions), "--run", "--quit"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("splitdesk: ")]
+    assert lines == [
+        "splitdesk: cannot run: Add at least 2 questions to compare one combined request "
+        "with parallel ones (1 now)."
+    ], proc.stderr[-2000:]
