@@ -138,6 +138,23 @@ def find_usage(obj: dict[str, Any], t_ns: int) -> list[Delta]:
     return []
 
 
+#: The Messages stream's event types that carry its content, usage, end or errors ("Event
+#: flow" in https://docs.anthropic.com/en/api/messages-streaming), and the unnamed type.
+_READ_EVENTS = frozenset(
+    {
+        "",
+        "message",
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "error",
+    }
+)
+
+
 class AnthropicDecoder(StreamDecoder):
     """Decoder of one Messages stream (https://docs.anthropic.com/en/api/messages-streaming).
 
@@ -154,6 +171,11 @@ class AnthropicDecoder(StreamDecoder):
     """
 
     completion_signal = "a stop_reason or a message_stop event"
+
+    def reads_event(self, event: str) -> bool:
+        """The Messages stream's content-bearing types (and ``error``); ``ping`` and any
+        other type are skipped when their data is not JSON (:meth:`StreamDecoder.reads_event`)."""
+        return event in _READ_EVENTS
 
     def on_event(self, data: str, event: str, t_ns: int) -> list[Delta]:
         obj = parse_event_json(data)

@@ -315,6 +315,15 @@ class StreamDecoder(ABC):
             return []
         return [ErrorDelta(t_ns, truncated(self.completion_signal))]
 
+    def reads_event(self, event: str) -> bool:
+        """True when SSE events of type ``event`` carry this dialect's content or errors, so
+        a malformed one is an error. Events of any other type are read when their data is
+        JSON and skipped when it is not: keep-alives such as sse-starlette's ``event: ping``
+        whose data is a timestamp (until 1.3.4, every 15 s: a long combined request failed
+        on its first ping). This default, for dialects that name no events (OpenAI, TGI):
+        the unnamed type (``""`` or ``message``, WHATWG HTML's default) and ``error``."""
+        return event in ("", "message", "error")
+
     def is_terminator(self, data: str) -> bool:
         """True for OpenAI's end-of-stream sentinel ``[DONE]``: never decoded as JSON in any
         dialect (gateways append it to Anthropic streams too); whether it *completes* the
@@ -394,6 +403,21 @@ def parse_event_json(data: str) -> Any:
     return value if end == len(data) else json.loads(data)
 
 
+def _validation_text(items: list[Any]) -> str:
+    """A list of validation errors as one line: FastAPI's 422 ``detail``
+    (``[{"loc": ["body", "model"], "msg": "Field required", "type": "missing"}]``, the
+    shape pydantic reports) as ``body.model: Field required``; other items as their text."""
+    parts = []
+    for item in items:
+        if isinstance(item, dict) and item.get("msg"):
+            loc = item.get("loc")
+            where = ".".join(map(str, loc)) if isinstance(loc, list | tuple) else ""
+            parts.append(f"{where}: {item['msg']}" if where else str(item["msg"]))
+        else:
+            parts.append(error_message(item))
+    return "; ".join(parts)
+
+
 def error_message(value: Any) -> str:
     """One-line text of an error payload in any common shape: a string, ``{"message": …}``,
     ``{"error": "…"}``, ``{"error": {"type", "message", "code"}}`` or a JSON string of those."""
@@ -408,7 +432,8 @@ def error_message(value: Any) -> str:
         if isinstance(inner, str):
             return inner.strip()[:300]
         if isinstance(inner, dict):
-            msg = str(inner.get("message") or inner.get("msg") or inner.get("detail") or "").strip()
+            said = inner.get("message") or inner.get("msg") or inner.get("detail") or ""
+            msg = (_validation_text(said) if isinstance(said, list) else str(said)).strip()
             kind = inner.get("type") or inner.get("code")
             if msg and kind and str(kind) not in msg:
                 return f"{msg} ({kind})"[:300]

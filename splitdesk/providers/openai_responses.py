@@ -161,6 +161,11 @@ class ResponsesDecoder(StreamDecoder):
 
     completion_signal = "a response.completed or response.incomplete event"
 
+    def reads_event(self, event: str) -> bool:
+        """Every ``response.*`` type, ``error`` and the unnamed type; any other is skipped
+        when its data is not JSON (:meth:`StreamDecoder.reads_event`)."""
+        return event.startswith("response.") or event in ("", "message", "error")
+
     def __init__(self) -> None:
         self.reasoning = ReasoningChannels()
         #: answer text the deltas gave, per (item id, content index)

@@ -157,9 +157,13 @@ def iter_deltas(
     """
     if response.status_code >= 400:
         return _http_error(response, clock)
+    if 300 <= response.status_code < 400:
+        return _redirected(response, clock)
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "application/json" and framing == "sse":
         return _json_or_sse(response, decoder, content_type, clock)
+    if content_type == "application/json" and framing == "ndjson":
+        return _json_or_ndjson(response, decoder, content_type, clock)
     if content_type == "application/json" or "html" in content_type:
         return _whole_body(response, decoder, framing, content_type, clock)
     if framing == "ndjson":
@@ -180,6 +184,27 @@ async def _http_error(response: httpx.Response, clock: Clock) -> AsyncGenerator[
             response.request.url.host,
         ),
     )
+
+
+async def _redirected(response: httpx.Response, clock: Clock) -> AsyncGenerator[Delta, None]:
+    """The one :class:`ErrorDelta` of a redirect (3xx): requests are never sent on to
+    another address (a POST's body and the API key would follow it), so the message says
+    where the server points, for the user to take as the base URL. A proxy's http→https
+    redirect (Caddy, nginx) had read as a stream cut short, or as an HTML page."""
+    body = await read_capped(response)
+    location = response.headers.get("location", "").strip()
+    if location:
+        with contextlib.suppress(httpx.InvalidURL):  # relative: resolved against the request
+            location = str(response.request.url.join(location))
+        where = f"the server redirects to {_clip(location, 160)}"
+        hint = " — use that address's base URL (splitdesk does not follow redirects)"
+    else:
+        detail = html_title(body) if is_html(response.headers.get("content-type", ""), body) else ""
+        where = f"a redirect with no Location header{': ' + detail if detail else ''}"
+        hint = " — check the base URL"
+    status = response.status_code
+    message = _clip(f"HTTP {status}: {where}{hint}", 300)
+    yield ErrorDelta(clock(), RequestError(ErrorKind.HTTP, message, status))
 
 
 #: How an SSE body begins (its first line names a field, or is a comment), as opposed
@@ -228,6 +253,54 @@ async def _json_or_sse(
         _sse(response, decoder, content_type, clock, rest)
         if start.startswith(_SSE_STARTS)
         else _whole_body(response, decoder, "sse", content_type, clock, rest)
+    )
+    async with contextlib.aclosing(inner):
+        async for delta in inner:
+            yield delta
+
+
+def _is_json(data: bytes | str) -> bool:
+    """True when ``data`` is one whole JSON document (surrounding whitespace allowed)."""
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+async def _json_or_ndjson(
+    response: httpx.Response, decoder: StreamDecoder, content_type: str, clock: Clock
+) -> AsyncGenerator[Delta, None]:
+    """An NDJSON stream asked for and labelled ``application/json`` (Ollama behind a proxy
+    or framework that relabels it): read line by line, each line at its read's arrival,
+    when its first line is a whole JSON document; a body whose first line is not (a
+    pretty-printed document, an error page) is read whole. Read whole, such a stream had
+    every token stamped at its end, and one held open after its ``done`` line lost the
+    whole answer to the read timeout."""
+    reads = _stream_reads(response)
+    first: list[bytes] = []
+    seen = bytearray()
+    line = b""
+    try:
+        async for chunk in reads:
+            first.append(chunk)
+            seen += chunk
+            if len(seen) > MAX_EVENT_CHARS:
+                line = b"{}"  # one line past the bound: NDJSON's reader says so
+                break
+            if b"\n" in chunk:
+                head = bytes(seen).removeprefix(_BOM_BYTES).lstrip()
+                if b"\n" in head:  # a whole first line, past any blank ones
+                    line = head.split(b"\n", 1)[0]
+                    break
+    except BaseException:  # a transport error for the caller: no generator left suspended
+        await reads.aclose()
+        raise
+    rest = _prefixed(first, reads)
+    inner = (
+        _ndjson(response, decoder, clock, rest)
+        if line and _is_json(line)
+        else _whole_body(response, decoder, "ndjson", content_type, clock, rest)
     )
     async with contextlib.aclosing(inner):
         async for delta in inner:
@@ -372,6 +445,8 @@ async def _sse(
                     try:  # _decode, inlined
                         deltas = on_event(data, event, t_ns)
                     except _MALFORMED as exc:
+                        if not decoder.reads_event(event) and not _is_json(data):
+                            continue  # a keep-alive's timestamp (StreamDecoder.reads_event)
                         deltas = _malformed(t_ns, exc, data)
                     for delta in deltas:
                         yield delta
@@ -394,7 +469,9 @@ async def _sse(
             yield _protocol(t_ns, str(exc))
             return
         for event, data in found:
-            if event != ERROR_FIELD and not is_terminator(data):
+            if event != ERROR_FIELD and is_terminator(data):
+                saw_event = done = True  # the last line, without its blank line: it arrived
+            elif event != ERROR_FIELD:
                 saw_event = True
                 for delta in _decode_tail(decoder, data, event, t_ns):
                     yield delta
@@ -424,7 +501,10 @@ def _line_too_long(limit: int) -> str:
 
 
 async def _ndjson(
-    response: httpx.Response, decoder: StreamDecoder, clock: Clock
+    response: httpx.Response,
+    decoder: StreamDecoder,
+    clock: Clock,
+    body_reads: AsyncGenerator[bytes, None] | None = None,
 ) -> AsyncGenerator[Delta, None]:
     # the line under way; only each new read is searched for its end, so a long line costs
     # time linear in its length (``bytes +=`` and a split of the whole buffer per read were
@@ -434,7 +514,7 @@ async def _ndjson(
     first = True
     ended = False  # the done line arrived: the request ends there (module doc)
     try:
-        async with contextlib.aclosing(_stream_reads(response)) as reads:
+        async with contextlib.aclosing(body_reads or _stream_reads(response)) as reads:
             async for chunk in reads:
                 if ended:
                     continue  # read after the last line (the connection is being cut)
