@@ -365,3 +365,50 @@ async def test_the_key_never_reaches_the_log_file(
     assert_clean("the log file", text)
     assert_clean("the --debug stderr", err)
     assert_clean("the bench JSON", out)
+
+
+#: custom headers that carry the same secret (a gateway's own key, a bearer token set by
+#: hand): their values are as secret as the API key (EndpointConfig.secrets)
+SECRET_HEADERS = {
+    "gateway-key": {"X-Gateway-Key": KEY},
+    "bearer-by-hand": {"Authorization": f"Bearer {KEY}"},
+}
+
+
+@pytest.mark.parametrize("carried", list(SECRET_HEADERS))
+@pytest.mark.parametrize("failure", list(FAILURES))
+@pytest.mark.parametrize("api", ["openai-chat", "anthropic", "ollama-chat"])
+@pytest.mark.asyncio
+async def test_a_custom_headers_value_never_leaks(
+    api: str, failure: str, carried: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The key in a custom header instead of the API key: a server echoing it (a 401 body,
+    an in-stream error, a malformed event) shows it in no error message, event or log
+    record, though it is sent. (Only the API key was taken out of messages: a gateway's
+    401 quoted its ``X-Api-Key`` value whole, into the pane and the recording.)"""
+    caplog.set_level(logging.DEBUG)
+    spec, wire, provider = FAILURES[failure], WIRES[api], get_provider(api)
+    headers = SECRET_HEADERS[carried]
+    async with serve(spec, wire) as (root, requests):
+        events: list[RunEvent] = []
+        state = RunState()
+        state.subscribe(events.append)
+        await Runner(
+            RunConfig(
+                EndpointConfig(provider.base_url_for_root(root), api, "m", headers=headers),
+                timeouts=Timeouts(connect=5, read=READ_TIMEOUT),
+                warm_connections=False,
+            ),
+            state.apply,
+        ).run(["q"], make_plan("parallel", ["q"], CombinedTemplate(), 16))
+    (trace,) = state.requests
+    assert trace.outcome == "failed" and trace.error is not None
+    assert (trace.error.kind, trace.error.status) == (spec.kind, spec.status)
+    assert_clean("the error message", trace.error.message)
+    for event in events:
+        assert_clean(f"a {event.kind} event", json.dumps(event_to_json(event)))
+    for record in caplog.records:
+        assert_clean(f"a log record of {record.name}", record.getMessage())
+    if spec.transport not in ("refused", "dns"):
+        ((name, value),) = headers.items()
+        assert requests and all(_headers(h).get(name.lower()) == value for h, _ in requests)

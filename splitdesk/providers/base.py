@@ -128,6 +128,10 @@ Delta = TextDelta | ToolCallDelta | UsageDelta | FinishDelta | ErrorDelta | Serv
 # -- requests ----------------------------------------------------------------------------------
 
 
+#: The shortest value :attr:`EndpointConfig.secrets` counts as a secret (characters).
+MIN_SECRET_CHARS = 6
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
     """Where and how to send requests.
@@ -145,6 +149,22 @@ class EndpointConfig:
     headers: dict[str, str] = field(default_factory=dict)
     verify: bool | str = True
     query: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What no text about this endpoint may show (error messages, URLs, recordings,
+        logs: :func:`splitdesk.core.run.redaction.redact`): the API key and each custom
+        header's value, any of which may be a credential (a gateway's key, a cookie, a
+        bearer token), with the token after an auth scheme (``Bearer …``) on its own.
+        Values shorter than :data:`MIN_SECRET_CHARS` are not secrets: scrubbing them
+        would garble ordinary words ("1", "true")."""
+        out = [self.api_key or ""]
+        for value in self.headers.values():
+            out.append(value)
+            scheme, _, token = value.strip().partition(" ")
+            if scheme and token:
+                out.append(token)
+        return tuple(v for v in out if len(v.strip()) >= MIN_SECRET_CHARS)
 
     def url(self, path: str) -> str:
         """``base_url`` joined with ``path`` (exactly one slash between)."""

@@ -114,7 +114,7 @@ def classify_transport_error(
         return RequestError(
             ErrorKind.CONNECT,
             f"cannot connect to {where} ({_connect_words(cause)}) — "
-            f"is the server running at {redact(endpoint.base_url, endpoint.api_key)}?",
+            f"is the server running at {redact(endpoint.base_url, endpoint.secrets)}?",
         )
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return RequestError(ErrorKind.CONNECT, f"invalid base URL {endpoint.base_url!r}: {exc}")

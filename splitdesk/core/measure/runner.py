@@ -50,6 +50,7 @@ from splitdesk.core.run.events import (
 from splitdesk.core.run.plans import RequestSpec, RunPlan, chain_prompt
 from splitdesk.core.run.redaction import redact as redact
 from splitdesk.core.run.sections import SectionParser, SectionStart
+from splitdesk.logs import register_secret
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import (
     EndpointConfig,
@@ -224,6 +225,8 @@ class Runner:
         request failures: they become ``RequestEnded(outcome="failed")`` events."""
         self._task = asyncio.current_task()
         ep = self.config.endpoint
+        for secret in ep.secrets:  # never in a log record of this process either
+            register_secret(secret)
         specs = plan.requests
         self._t0 = self.clock()
         self.emit(
@@ -231,7 +234,7 @@ class Runner:
                 0.0,
                 plan.mode,
                 tuple(questions),
-                {"url": redact(ep.base_url, ep.api_key), "api": ep.api, "model": ep.model},
+                {"url": redact(ep.base_url, ep.secrets), "api": ep.api, "model": ep.model},
                 self._t0,
                 len(plan.phases),
                 self.config.marker,
@@ -275,7 +278,7 @@ class Runner:
                 raise ValueError(wrong_path)
             net = client_settings(ep.base_url, ep.verify)
         except ValueError as exc:
-            problem = RequestError(ErrorKind.CONNECT, redact(str(exc), ep.api_key))
+            problem = RequestError(ErrorKind.CONNECT, redact(str(exc), ep.secrets))
             for i in range(len(specs)):  # failed before any byte left
                 self.emit(RequestSent(self.now(), i, 0))
                 self._end(i, self.now(), "failed", None, problem)
@@ -463,7 +466,7 @@ class Runner:
                 check_url(call.url)
             except (httpx.InvalidURL, ValueError) as exc:
                 self.emit(RequestSent(self.now(), i, 0))
-                message = redact(f"invalid base URL {ep.base_url!r}: {exc}", ep.api_key)
+                message = redact(f"invalid base URL {ep.base_url!r}: {exc}", ep.secrets)
                 self._end(i, self.now(), "failed", None, RequestError(ErrorKind.CONNECT, message))
                 return
             if barrier is not None:
@@ -512,7 +515,7 @@ class Runner:
                 if error is not None:
                     error = RequestError(
                         error.kind,
-                        redact(error.message, ep.api_key),
+                        redact(error.message, ep.secrets),
                         error.status,
                         error.retry_after_s,
                     )

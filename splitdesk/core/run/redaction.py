@@ -9,6 +9,7 @@ a format a parser could read.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _SECRET_QUERY_RE = re.compile(
     r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE
@@ -22,9 +23,10 @@ _MIN_SECRET_PREFIX = 6
 _URL_PASSWORD_RE = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
 
 
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with ``secret``, credential-looking URL query values and passwords in URLs
-    (``http://user:pass@host``) replaced by ``***``.
+def redact(text: str, secret: str | Iterable[str] | None) -> str:
+    """``text`` with ``secret`` (one, or several: an endpoint's
+    :attr:`~splitdesk.providers.base.EndpointConfig.secrets`), credential-looking URL query
+    values and passwords in URLs (``http://user:pass@host``) replaced by ``***``.
 
     Error messages are clipped (to 120 or 300 characters) before they reach here, so a key
     a server echoed can end up cut in two: its start, at the end of the text or just before
@@ -32,6 +34,16 @@ def redact(text: str, secret: str | None) -> str:
     as some library errors quote header values.
     """
     text = _URL_PASSWORD_RE.sub(r"\1***@", text)
+    if secret is not None and not isinstance(secret, str):
+        for one in sorted(secret, key=len, reverse=True):  # a longer one holding a shorter
+            text = _redact_one(text, one)
+    else:
+        text = _redact_one(text, secret)
+    return _SECRET_QUERY_RE.sub(r"\1***", text)
+
+
+def _redact_one(text: str, secret: str | None) -> str:
+    """``text`` with ``secret``, whole or clipped (:func:`redact`), replaced by ``***``."""
     if secret:
         for form in {secret, secret.strip(), repr(secret)[1:-1]}:
             if form:
@@ -43,4 +55,4 @@ def redact(text: str, secret: str | None) -> str:
                 text = text.replace(head + "…", "***…")
             if text.endswith(head):
                 text = text[: len(text) - n] + "***"
-    return _SECRET_QUERY_RE.sub(r"\1***", text)
+    return text
