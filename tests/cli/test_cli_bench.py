@@ -3,6 +3,7 @@ HTTP, the JSON contract, exit statuses and one-line errors."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import socket
@@ -258,3 +259,47 @@ def test_each_retry_after_a_429_is_said_as_it_is_scheduled(
     for (req, b), line in zip(sorted(backoffs, key=lambda x: x[0]), sorted(said), strict=True):
         assert line.startswith(f"request {req}: HTTP 429"), line
         assert line.endswith(f"; attempt {b['attempt'] + 1} in {b['delay_s']:g} s"), line
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "words"),
+    [
+        # the requests would be refused too: a failed run, in the server's words
+        (
+            401,
+            1,
+            "cannot list the models: HTTP 401: invalid key for this gateway — check the API key",
+        ),
+        (
+            503,
+            1,
+            "cannot list the models: HTTP 503: invalid key for this gateway — the server failed",
+        ),
+        # no models list there: the user names the model, told what the server said
+        (404, 2, "pass --model NAME: could not list the models at"),
+    ],
+)
+@pytest.mark.asyncio
+async def test_listing_the_models_refused_says_the_servers_words(
+    status: int, code: int, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No --model and the endpoint refuses the models list: a refused key (401, 403) or a
+    failing server (5xx) is a failed run (exit 1: the requests fail the same way, each
+    error in the JSON), said with the server's message and what to do; any other status
+    leaves the user to name the model (exit 2). A 401 had been "pass --model NAME … (HTTP
+    401 Unauthorized)", exit 2, the server's message and the hint lost."""
+    from streamserver import ReplayServer
+
+    body = json.dumps({"error": {"message": "invalid key for this gateway"}}).encode()
+    headers = {"content-type": "application/json"}
+    async with ReplayServer(status, headers, [body], pause=0.0) as srv:
+        args = ["bench", "--endpoint", f"{srv.url}/v1", "--mode", "parallel", "-q", "a"]
+        got = await asyncio.to_thread(main, [*args, "--json", "-"])
+    out, err = capsys.readouterr()
+    assert got == code, err
+    assert words in err, err
+    if code == 2:
+        assert "HTTP 404: invalid key for this gateway" in err  # the server's words
+        return
+    errors = [r["error"] for r in json.loads(out)["runs"][0]["requests"]]
+    assert [e["status"] for e in errors] == [status]

@@ -10,6 +10,7 @@ predicted makespans.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -79,6 +80,7 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import EndpointConfig, header_problem
+from splitdesk.providers.stream import ERROR_BODY_LIMIT, http_error
 
 
 class BenchError(Exception):
@@ -87,9 +89,10 @@ class BenchError(Exception):
 
 class EndpointUnreachableError(Exception):
     """The endpoint could not be reached to list its models (connection refused, DNS, a
-    proxy or CA setting that cannot work). Not a bad argument: the bench still sends its
-    requests, so the JSON records each one's error, and exits 1 (DESIGN.md, "The headless
-    contract")."""
+    proxy or CA setting that cannot work), or refused the key or failed (HTTP 401, 403,
+    5xx: its words and what to do, as a request's error says them). Not a bad argument:
+    the bench still sends its requests, so the JSON records each one's error, and exits 1
+    (DESIGN.md, "The headless contract")."""
 
 
 def resolve_key(opts: BenchOptions) -> str | None:
@@ -112,7 +115,8 @@ async def discover_model(endpoint: EndpointConfig) -> str:
     """The endpoint's only model, for when ``--model`` was not given: the one its base URL
     names (an Azure deployment), else the only one it lists. Raises :class:`BenchError`
     when there are several or none, or the list is unavailable, and
-    :class:`EndpointUnreachableError` when the endpoint cannot be reached at all."""
+    :class:`EndpointUnreachableError` when the endpoint cannot be reached at all, refuses
+    the key (HTTP 401, 403) or fails (5xx)."""
     provider = get_provider(endpoint.api)
     named = provider.model_from_url(endpoint)
     if named:
@@ -126,19 +130,29 @@ async def discover_model(endpoint: EndpointConfig) -> str:
             response = await client.request(
                 call.method, call.url, headers=call.headers, params=call.params
             )
-            if response.is_error:  # its own words, not httpx's (which add a web-docs link)
-                raise ValueError(f"HTTP {response.status_code} {response.reason_phrase}")
+            if response.is_error:  # its own words and what to do, not httpx's
+                refused = http_error(
+                    response.status_code,
+                    response.reason_phrase,
+                    response.headers,
+                    response.text[:ERROR_BODY_LIMIT],
+                    response.request.url.host,
+                ).message
+                if response.status_code in (401, 403) or response.status_code >= 500:
+                    # the requests would be refused the same way: a failed run, said so
+                    raise EndpointUnreachableError(redact(refused, endpoint.secrets))
+                raise ValueError(refused)
             models = provider.parse_models(response.json())
     except httpx.TransportError as exc:
         problem = classify_transport_error(exc, endpoint, 10.0)
-        raise EndpointUnreachableError(redact(problem.message, endpoint.api_key)) from None
+        raise EndpointUnreachableError(redact(problem.message, endpoint.secrets)) from None
     except NetworkSetupError as exc:
-        raise EndpointUnreachableError(redact(str(exc), endpoint.api_key)) from None
+        raise EndpointUnreachableError(redact(str(exc), endpoint.secrets)) from None
     except (httpx.HTTPError, ValueError) as exc:
         raise BenchError(
             "pass --model NAME: could not list the models at "
-            f"{redact(endpoint.base_url, endpoint.api_key)} "
-            f"({redact(str(exc), endpoint.api_key)[:200]})"
+            f"{redact(endpoint.base_url, endpoint.secrets)} "
+            f"({redact(str(exc), endpoint.secrets)[:200]})"
         ) from None
     if len(models) != 1:
         listed = ", ".join(models[:10]) or "none"
@@ -214,9 +228,7 @@ async def with_model(endpoint: EndpointConfig, err: TextIO, command: str) -> End
     except EndpointUnreachableError as exc:
         print(f"splitdesk {command}: cannot list the models: {exc}", file=err)
         model = ""
-    return EndpointConfig(
-        endpoint.base_url, endpoint.api, model, endpoint.api_key, verify=endpoint.verify
-    )
+    return dataclasses.replace(endpoint, model=model)  # its headers and query kept
 
 
 def write_document(
