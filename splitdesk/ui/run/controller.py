@@ -46,6 +46,7 @@ from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.events import RequestEnded, RequestPlanned, RunEnded, RunEvent, RunStarted
 from splitdesk.core.run.limits import questions_problem
 from splitdesk.core.run.plans import Mode, RunPlan, make_plan
+from splitdesk.core.run.redaction import redact
 from splitdesk.core.run.run_state import RunState
 from splitdesk.core.run.template import CombinedTemplate
 from splitdesk.providers import PROVIDERS, get_provider
@@ -536,8 +537,13 @@ class RunController(QObject):
         """Apply to ``state`` a run whose every request failed with ``message`` before any
         event of its own arrived."""
         s = request.endpoint
-        where = {"url": s.base_url or "builtin", "api": s.api, "model": s.model}
-        error = RequestError(kind, message)
+        # what the runner's RunStarted says, redacted as it does: a run that never reached
+        # the engine had written the URL's password and key-like query values in clear
+        # into the recording saved after it
+        secrets = EndpointConfig(s.base_url, s.api, s.model, request.api_key, dict(s.headers))
+        url = redact(s.base_url, secrets.secrets) if s.base_url else "builtin"
+        where = {"url": url, "api": s.api, "model": s.model}
+        error = RequestError(kind, redact(message, secrets.secrets))
         events: list[RunEvent] = [
             RunStarted(0.0, plan.mode, tuple(request.questions), where, 0, len(plan.phases))
         ]
