@@ -66,14 +66,31 @@ def register_secret(secret: str | None) -> None:
             _SECRETS.add(secret.strip())
 
 
+#: A password in a URL (``http://user:pass@host``) and credential-looking query values
+#: (``?api_key=…``, ``&sig=…``): the one definition, here at the bottom so the log filter
+#: and :func:`splitdesk.core.run.redaction.redact` both use it.
+_URL_PASSWORD_RE = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
+_SECRET_QUERY_RE = re.compile(
+    r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE
+)
+
+
+def scrub_url_credentials(text: str) -> str:
+    """``text`` with URL passwords and credential-looking query values replaced by
+    ``***`` (``http://alice:***@host/v1?api_key=***``)."""
+    return _SECRET_QUERY_RE.sub(r"\1***", _URL_PASSWORD_RE.sub(r"\1***@", text))
+
+
 def scrub(text: str) -> str:
-    """``text`` with every registered secret, and key-shaped strings, replaced by ``***``."""
+    """``text`` with every registered secret, key-shaped strings and URL credentials
+    (:func:`scrub_url_credentials`: httpx's debug lines name each request's URL) replaced
+    by ``***``."""
     with _SECRETS_LOCK:
         secrets = sorted(_SECRETS, key=len, reverse=True)
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, "***")
-    return _KEY_SHAPES.sub(_scrub_shapes, text)
+    return scrub_url_credentials(_KEY_SHAPES.sub(_scrub_shapes, text))
 
 
 class SecretFilter(logging.Filter):

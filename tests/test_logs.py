@@ -107,3 +107,19 @@ def test_an_uncaught_exception_is_logged_and_the_user_gets_one_sentence(
     for message in told:
         assert str(log_folder / "splitdesk.log") in message
         assert "Traceback" not in message and "\n" not in message
+
+
+def test_no_url_credential_reaches_the_file_or_stderr_from_httpx(
+    log_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--debug`` hands httpx's records to the log: its request lines name each URL, with
+    the password of ``http://user:pass@host`` and a key given as a query value (which
+    reached the file and stderr in clear)."""
+    logs.setup_logging(debug=True, console=True)
+    logging.getLogger("httpx").info(
+        'HTTP Request: GET http://alice:PASSWORD99@127.0.0.1:9/v1/models?api_key=QSECRET77 "%s"',
+        "HTTP/1.1 200 OK",
+    )
+    text = read_log(log_folder) + capsys.readouterr().err
+    assert "GET http://alice:***@127.0.0.1:9/v1/models?api_key=***" in text
+    assert "PASSWORD99" not in text and "QSECRET77" not in text

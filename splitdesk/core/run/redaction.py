@@ -8,19 +8,12 @@ a format a parser could read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-_SECRET_QUERY_RE = re.compile(
-    r"((?:api[-_]?key|key|token|access_token|sig)=)[^&\s]+", re.IGNORECASE
-)
-
+from splitdesk.logs import scrub_url_credentials
 
 #: Shortest start of a secret that :func:`redact` removes where a message was clipped.
 _MIN_SECRET_PREFIX = 6
-
-
-_URL_PASSWORD_RE = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
 
 
 def redact(text: str, secret: str | Iterable[str] | None) -> str:
@@ -33,13 +26,13 @@ def redact(text: str, secret: str | Iterable[str] | None) -> str:
     the clip's ``…``, is replaced too. So is the key as ``repr`` writes it (``\n`` escaped),
     as some library errors quote header values.
     """
-    text = _URL_PASSWORD_RE.sub(r"\1***@", text)
+    text = scrub_url_credentials(text)
     if secret is not None and not isinstance(secret, str):
         for one in sorted(secret, key=len, reverse=True):  # a longer one holding a shorter
             text = _redact_one(text, one)
     else:
         text = _redact_one(text, secret)
-    return _SECRET_QUERY_RE.sub(r"\1***", text)
+    return text
 
 
 def _redact_one(text: str, secret: str | None) -> str:
