@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -167,8 +168,19 @@ class EndpointConfig:
         return tuple(v for v in out if len(v.strip()) >= MIN_SECRET_CHARS)
 
     def url(self, path: str) -> str:
-        """``base_url`` joined with ``path`` (exactly one slash between)."""
-        return self.base_url.rstrip("/") + "/" + path.lstrip("/")
+        """``base_url`` joined with ``path`` (exactly one slash between). A query string
+        in the base URL is kept after the joined path (``…/v1?x=1`` and
+        ``chat/completions``: ``…/v1/chat/completions?x=1``; it had been appended to the
+        query, and every request went to ``/v1``), a fragment is dropped (never sent), and
+        spaces around the URL are ignored. A URL ``urlsplit`` cannot read is joined as
+        text (:func:`splitdesk.core.measure.urls.check_url` names its problem)."""
+        base = self.base_url.strip()
+        try:
+            parts = urlsplit(base)
+        except ValueError:
+            return base.rstrip("/") + "/" + path.lstrip("/")
+        joined = parts.path.rstrip("/") + "/" + path.lstrip("/")
+        return urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
 
     def ssl_context(self) -> ssl.SSLContext:
         """The TLS context for this endpoint's clients (httpx's ``verify``; it deprecated
