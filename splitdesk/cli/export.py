@@ -65,8 +65,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="OUT",
         help="the stage (panes, timeline, summary: what the audience sees) as PNG (--size)",
     )
-    out.add_argument("--csv", metavar="OUT", help="the figures, one row per request")
-    out.add_argument("--json", metavar="OUT", help="the figures as the bench JSON document")
+    out.add_argument(
+        "--csv", metavar="OUT", help="the figures, one row per request (- : standard output)"
+    )
+    out.add_argument(
+        "--json", metavar="OUT", help="the figures as the bench JSON document (- : standard output)"
+    )
     out.add_argument(
         "--trace", metavar="OUT", help="Perfetto / Chrome trace JSON (open in ui.perfetto.dev)"
     )
@@ -159,6 +163,25 @@ def animation_problem(kinds: tuple[str, ...], size: tuple[int, int], fps: float)
     return None
 
 
+#: The target that means standard output (``--json -``, as ``splitdesk bench --json -``).
+STDOUT = "-"
+
+
+def _stdout_problem(asked: dict[str, str]) -> str | None:
+    """Why ``-`` (standard output) cannot be a target here, or ``None``: it takes one text
+    output (CSV, JSON, trace) given alone, so nothing else is printed into it. A file
+    named ``-`` had been written in the current folder instead (and one there replaced)."""
+    to_stdout = [kind for kind, target in asked.items() if target == STDOUT]
+    if not to_stdout:
+        return None
+    kind = to_stdout[0]
+    if kind not in _TEXT_KINDS:
+        return f"{flag_of(kind)} -: standard output takes only --csv, --json or --trace"
+    if len(asked) > 1:
+        return f"{flag_of(kind)} -: standard output takes one output given alone"
+    return None
+
+
 def _fail(message: str, status: int = 2) -> int:
     print(f"splitdesk export: error: {message}", file=sys.stderr)
     return status
@@ -202,11 +225,13 @@ def run(args: argparse.Namespace) -> int:
     if not asked:
         return _fail("nothing to export: give one or more of --png --svg --stage-png --csv "
                      "--json --trace --gif --mp4 --webp")  # fmt: skip
+    if problem := _stdout_problem(asked):
+        return _fail(problem)
     for kind, target in asked.items():
-        if problem := _check_target(kind, target):
+        if target != STDOUT and (problem := _check_target(kind, target)):
             return _fail(problem)
     path = Path(args.file)
-    if problem := _same_targets(asked, path):
+    if problem := _same_targets({k: t for k, t in asked.items() if t != STDOUT}, path):
         return _fail(problem)
     try:
         recording = load_recording(path)
@@ -257,6 +282,11 @@ def _text_exports(recording: Any, asked: dict[str, str], stop: Any) -> int:
         if kind not in asked or stop.asked():
             continue
         try:
+            if asked[kind] == STDOUT:  # the only output (_stdout_problem)
+                sys.stdout.write(make())
+                sys.stdout.flush()
+                print(f"{kind}: wrote standard output", file=sys.stderr, flush=True)
+                continue
             _write_text(Path(asked[kind]), make())
         except RecordingError as exc:
             return _fail(str(exc))

@@ -40,6 +40,8 @@ def test_text_exports_need_no_qt(tmp_path: Path, capsys: pytest.CaptureFixture[s
         (["export", str(DEMO), "--gif", "{tmp}/x.gif", "--fps", "55"], "50 frames"),
         (["export", str(DEMO), "--mp4", "{tmp}/x.mp4", "--size", "641x480"], "even"),
         (["export", str(DEMO), "--webp", "{tmp}/x.webp", "--fps", "70"], "60 frames"),
+        (["export", str(DEMO), "--json", "-", "--csv", "{tmp}/x.csv"], "one output given alone"),
+        (["export", str(DEMO), "--png", "-"], "takes only --csv, --json or --trace"),
     ],
 )
 def test_bad_input_is_one_clear_line(
@@ -51,3 +53,22 @@ def test_bad_input_is_one_clear_line(
     assert err.startswith("splitdesk export: error:") and message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["--json", "--csv", "--trace"])
+def test_a_dash_writes_to_standard_output(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--json -`` puts the document on standard output, as ``splitdesk bench --json -``
+    does (a file named ``-`` had been written in the current folder, one there replaced)."""
+    monkeypatch.chdir(tmp_path)
+    code = main(["export", str(DEMO), kind, "-"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+    assert err.strip() == f"{kind[2:]}: wrote standard output"
+    if kind == "--csv":
+        assert len(out.splitlines()) == 7  # header + 6 requests
+    else:
+        doc = json.loads(out)
+        assert doc["summary"]["speedup"] > 1 if kind == "--json" else doc["traceEvents"]
