@@ -250,7 +250,15 @@ def _parse_event(raw: Any) -> RunEvent:
         value = getattr(parsed, f.name)
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{f.name}: must be a finite number, got {value!r} ({kind} event)")
+        # a time since the run's origin, or a duration: never before it, never negative
+        # (negated times replayed as "Combined -12.0 s" and exported negative durations)
+        if f.name in _NOT_NEGATIVE and isinstance(value, int | float) and value < 0:
+            raise ValueError(f"{f.name}: must be 0 or more seconds, got {value!r} ({kind} event)")
     return parsed
+
+
+#: Event fields that are seconds since the run's origin (``t``) or durations (s).
+_NOT_NEGATIVE = frozenset({"t", "connect_s", "delay_s"})
 
 
 Event = Annotated[

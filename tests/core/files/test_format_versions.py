@@ -149,6 +149,8 @@ def test_a_newer_file_that_is_not_a_recording_says_both_versions_first(tmp_path:
         (("runs", 0, "client_cpu", "cpus"), 0),
         (("runs", 0, "client_cpu", "processes", "window", "share"), -0.1),
         (("runs", 0, "client_cpu", "processes", "engine", "cpu_s"), float("nan")),
+        # an event's time since the run's origin (negated times replayed "Combined -12.0 s")
+        (("runs", 0, "events", -1, "t"), -12.0),
     ],
 )
 def test_every_number_in_a_recording_is_finite_and_bounded(
