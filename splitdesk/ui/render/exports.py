@@ -305,6 +305,7 @@ class ReplayFrames:
         dress(stage, theme, scale)
         stage.set_idle_text("")
         stage.grid.scrolls = False  # a clip cannot be scrolled: "+2 more not shown"
+        stage.timeline.scrolls = False
         where, text = caption or (recording.describe(), recording.title)
         stage.caption.where.setText(where)
         stage.caption.caption.setText(text)

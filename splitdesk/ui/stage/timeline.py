@@ -356,6 +356,12 @@ class Timeline(QWidget):
         self.legend.setObjectName("hint")
         self.legend.setFont(ui_font(scale, -0.5))
         self.legend.setWordWrap(True)  # a narrow window wraps it rather than growing
+        #: "+15 more lanes ↓ scroll" while lanes are out of sight (the grid's "+N more"),
+        #: said after the axis's label, where it takes no room from the lanes.
+        self.more_lanes = ""
+        self._axis_mode = ""
+        #: Whoever sees the timeline can scroll it (False in an exported picture or clip).
+        self.scrolls = True
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -506,11 +512,14 @@ class Timeline(QWidget):
     def _set_axis_label(self, mode: str) -> None:
         """Say what the time axis measures: the run's one clock, in every mode (the ways
         sent one after another follow each other on it)."""
+        self._axis_mode = mode
         text = (
             "seconds since the run started (each way after the one before)"
             if mode in ("one-after-another", "all", "dependent")
             else "seconds since the run started"
         )
+        if self.more_lanes:
+            text += f" · {self.more_lanes}"
         if text != getattr(self, "_axis_text", None):
             self._axis_text = text
             self.plot.getPlotItem().getAxis("bottom").setLabel(
@@ -839,6 +848,27 @@ class Timeline(QWidget):
         if (self.lane_y, self.lane_k) != placed and self.state is not None:
             self.throttle.request()  # bars, marks and labels follow the lanes' new places
 
+    def _say_more_lanes(self, top: int, extra: int) -> None:
+        """"+N more lanes" beside the legend while ``extra`` lanes are out of sight, with
+        where they are (``top``: lanes scrolled above); nothing when all show."""
+        if not extra:
+            text = ""
+        elif not self.scrolls:  # a picture or a clip: nobody can scroll it
+            text = f"+{extra} more lanes not shown"
+        else:
+            arrow = "↓" if top == 0 else "↑" if top >= extra else "↕"
+            text = f"+{extra} more lanes {arrow} scroll"
+        if text != self.more_lanes:
+            self.more_lanes = text
+            self._set_axis_label(self._axis_mode)
+
+    def _fit_lane_bar(self) -> None:
+        """Lay out the plot and the lane scroll bar beside it again (:meth:`_lay_out_lanes`)."""
+        lay = self.layout()
+        if lay is not None:
+            lay.invalidate()
+            lay.activate()
+
     def _lanes_key(self) -> tuple[object, ...]:
         """What the lane layout depends on."""
         vb_h = self.plot.getPlotItem().getViewBox().height()
@@ -889,8 +919,13 @@ class Timeline(QWidget):
         self.lane_bar.setPageStep(shown)
         if self.lane_bar.isHidden() == (extra > 0):
             self.lane_bar.setVisible(extra > 0)
+            # shown from inside a layout pass (the view box's resize), the bar kept the
+            # geometry of a hidden widget, 0 px wide: lanes out of sight and no way to
+            # scroll to them (16 questions at 1280×720 ×1.5); laid out again next turn
+            QTimer.singleShot(0, self, self._fit_lane_bar)
         top = min(self.lane_bar.value(), extra)
         self.lane_top, self.lanes_shown = top, shown
+        self._say_more_lanes(top, extra)
         bottom = cursor + 0.1 if self.packed else top + shown - 0.4
         if self._y_set != (top, bottom):  # re-setting the same range still re-lays out
             self._y_set = (top, bottom)
