@@ -849,8 +849,8 @@ class Timeline(QWidget):
             self.throttle.request()  # bars, marks and labels follow the lanes' new places
 
     def _say_more_lanes(self, top: int, extra: int) -> None:
-        """"+N more lanes" beside the legend while ``extra`` lanes are out of sight, with
-        where they are (``top``: lanes scrolled above); nothing when all show."""
+        """Say after the axis's label that ``extra`` lanes are out of sight ("+N more
+        lanes"), and where (``top``: lanes scrolled above); nothing when all show."""
         if not extra:
             text = ""
         elif not self.scrolls:  # a picture or a clip: nobody can scroll it
