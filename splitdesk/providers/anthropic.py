@@ -104,9 +104,8 @@ def _usage_of(usage: Any) -> tuple[int | None, int | None, int | None]:
     performance"); ``None`` when the usage names neither cache field."""
     if not isinstance(usage, dict):
         return None, None, None
-    out = _int(usage.get("output_tokens"))
-    if out is None:
-        out = _int(usage.get("outputTokenCount"))
+    # an output count of 0 is a placeholder, not a report (tests/fixtures/streams README)
+    out = _int(usage.get("output_tokens")) or _int(usage.get("outputTokenCount")) or None
     prompt = _int(usage.get("input_tokens"))
     if prompt is None:
         prompt = _int(usage.get("inputTokenCount"))

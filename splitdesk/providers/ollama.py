@@ -131,7 +131,9 @@ class OllamaDecoder(StreamDecoder):
 
     def _done(self, obj: dict[str, Any], t_ns: int) -> list[Delta]:
         out: list[Delta] = []
-        tokens, prompt = _int(obj.get("eval_count")), _int(obj.get("prompt_eval_count"))
+        # an output count of 0 is a placeholder, not a report (tests/fixtures/streams README)
+        tokens = _int(obj.get("eval_count")) or None
+        prompt = _int(obj.get("prompt_eval_count"))
         if tokens is None:  # a proxy's OpenAI-shaped usage on the final line
             usage = obj.get("usage")
             if isinstance(usage, dict):

@@ -194,3 +194,43 @@ async def test_a_validation_error_list_reads_as_a_sentence() -> None:
     assert trace.error.message == (
         "HTTP 422: body.model: Field required; body.max_tokens: Input should be a valid integer"
     )
+
+
+def _anthropic(events: list[tuple[str, dict[str, object]]]) -> list[bytes]:
+    return [f"event: {name}\ndata: {json.dumps(obj)}\n\n".encode() for name, obj in events]
+
+
+@pytest.mark.parametrize("api", ["anthropic", "ollama-chat"])
+@pytest.mark.asyncio
+async def test_an_output_count_of_zero_is_a_placeholder_not_a_count(api: str) -> None:
+    """A server that reports 0 output tokens beside a streamed answer sends a placeholder
+    (the fixtures' README): no count, not "0 tokens" and a rate of zero."""
+    if api == "anthropic":
+        text = {"type": "text_delta", "text": "Hi there"}
+        chunks = _anthropic(
+            [
+                ("message_start", {"type": "message_start", "message": {"usage": {}}}),
+                ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": text}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn"},
+                        "usage": {"output_tokens": 0},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            ]
+        )
+        headers = {"content-type": "text/event-stream"}
+    else:
+        lines = ollama_lines(["Hi", " there"])
+        done = json.loads(lines[-1])
+        done["eval_count"] = 0
+        chunks = [*lines[:-1], (json.dumps(done) + "\n").encode()]
+        headers = {"content-type": "application/x-ndjson"}
+    async with ReplayServer(200, headers, chunks, pause=0.0) as srv:
+        trace = await run_one(srv, api)
+    assert trace.outcome == "done", trace.error
+    assert trace.text == "Hi there"
+    assert trace.usage_output_tokens is None
