@@ -268,6 +268,15 @@ def _is_json(data: bytes | str) -> bool:
     return True
 
 
+def _json_lines(data: str) -> int:
+    """How many JSON documents ``data`` holds one per line, when it is several and not one
+    document over several lines (0 otherwise): ``data:`` lines that no blank line ended."""
+    if "\n" not in data or _is_json(data):
+        return 0
+    lines = [line for line in data.split("\n") if line.strip()]
+    return len(lines) if len(lines) > 1 and all(_is_json(line) for line in lines) else 0
+
+
 async def _json_or_ndjson(
     response: httpx.Response, decoder: StreamDecoder, content_type: str, clock: Clock
 ) -> AsyncGenerator[Delta, None]:
@@ -473,6 +482,14 @@ async def _sse(
                 saw_event = done = True  # the last line, without its blank line: it arrived
             elif event != ERROR_FIELD:
                 saw_event = True
+                if (lines := _json_lines(data)) > 1:
+                    yield _protocol(
+                        t_ns,
+                        f"the server ended its events with one newline, not a blank line "
+                        f"(not an event stream: WHATWG HTML, server-sent events): {lines} "
+                        "events ran together into one, read only when the body ended",
+                    )
+                    return
                 for delta in _decode_tail(decoder, data, event, t_ns):
                     yield delta
                     if isinstance(delta, ErrorDelta):

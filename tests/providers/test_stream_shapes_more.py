@@ -234,3 +234,23 @@ async def test_an_output_count_of_zero_is_a_placeholder_not_a_count(api: str) ->
     assert trace.outcome == "done", trace.error
     assert trace.text == "Hi there"
     assert trace.usage_output_tokens is None
+
+
+@pytest.mark.asyncio
+async def test_events_ended_by_one_newline_are_named_as_such() -> None:
+    """A server that ends its events with one newline (no blank line) sends one event, as
+    an event stream reads it, read only at the body's end: the error says so, not "ended
+    without a finish_reason" with the text silently dropped."""
+    chunks = [
+        json.dumps(
+            {"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": f}]}
+        ).encode()
+        for w, f in (("Hi", None), (" there", "stop"))
+    ]
+    body = [b"data: " + c + b"\n" for c in chunks]
+    async with ReplayServer(200, {"content-type": "text/event-stream"}, body, pause=0.0) as srv:
+        trace = await run_one(srv, "openai-chat")
+    assert trace.outcome == "failed"
+    assert trace.error is not None and trace.error.kind == ErrorKind.PROTOCOL
+    assert "ended its events with one newline, not a blank line" in trace.error.message
+    assert "2 events ran together" in trace.error.message
