@@ -353,8 +353,17 @@ async def _whole_body(
         what = f"not valid JSON: {_clip(text)}" if text.strip() else "empty (no reply in it)"
         yield _protocol(t_ns, f"the body is {what}")
         return
+    async for delta in _json_document(decoder, text, t_ns, body):
+        yield delta
+
+
+async def _json_document(
+    decoder: StreamDecoder, text: str, t_ns: int, body: Any = None
+) -> AsyncGenerator[Delta, None]:
+    """The deltas of one whole JSON reply ``text`` (``body``: it parsed, when given),
+    judged at its end like a stream."""
     try:
-        deltas = decoder.on_json_body(body, t_ns)
+        deltas = decoder.on_json_body(json.loads(text) if body is None else body, t_ns)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         yield _protocol(t_ns, f"unexpected JSON body ({exc}): {_clip(text)}")
         return
@@ -433,8 +442,8 @@ async def _sse(
                 text = decode_text(chunk)
                 if not text:
                     continue
-                if len(head) < 200:
-                    head += text[:200]
+                if len(head) < ERROR_BODY_LIMIT and not saw_event:  # what came, if no event
+                    head += text[: ERROR_BODY_LIMIT - len(head)]
                 try:
                     found = feed(text)
                 except EventTooLargeError as exc:  # the events before it were yielded: kept
@@ -495,6 +504,14 @@ async def _sse(
                     if isinstance(delta, ErrorDelta):
                         return
     if not saw_event and head.strip():
+        document = head.strip().removeprefix("\ufeff")
+        if document.startswith(("{", "[")) and _is_json(document):
+            # one JSON document, labelled an event stream (an error body from a framework
+            # that labels every reply so): read as the JSON body it is, its error in the
+            # server's words rather than "holds no event"
+            async for delta in _json_document(decoder, document, t_ns):
+                yield delta
+            return
         said = "text/event-stream" in (content_type or "").lower()
         yield _protocol(
             t_ns,

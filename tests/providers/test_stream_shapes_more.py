@@ -254,3 +254,26 @@ async def test_events_ended_by_one_newline_are_named_as_such() -> None:
     assert trace.error is not None and trace.error.kind == ErrorKind.PROTOCOL
     assert "ended its events with one newline, not a blank line" in trace.error.message
     assert "2 events ran together" in trace.error.message
+
+
+@pytest.mark.parametrize("content_type", ["text/event-stream", "text/plain"])
+@pytest.mark.asyncio
+async def test_a_json_error_labelled_as_a_stream_says_the_servers_words(
+    content_type: str,
+) -> None:
+    """HTTP 200, one JSON error document, labelled an event stream or text (a framework
+    that labels every reply so): the server's error in its words, as for the same body
+    labelled JSON, not "the body holds no event"."""
+    body = json.dumps({"error": {"message": "model is overloaded", "type": "server_error"}})
+    async with ReplayServer(200, {"content-type": content_type}, [body.encode()]) as srv:
+        trace = await run_one(srv, "openai-chat")
+    assert trace.outcome == "failed"
+    assert trace.error is not None and "model is overloaded" in trace.error.message
+    assert "holds no event" not in trace.error.message
+    async with ReplayServer(200, {"content-type": "application/json"}, [body.encode()]) as srv:
+        labelled_json = await run_one(srv, "openai-chat")
+    assert labelled_json.error is not None
+    assert (trace.error.kind, trace.error.message) == (
+        labelled_json.error.kind,
+        labelled_json.error.message,
+    )
