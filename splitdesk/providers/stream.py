@@ -110,6 +110,19 @@ def http_error(
     return RequestError(ErrorKind.HTTP, _clip(f"HTTP {status}: {detail}{hint}", 300), status, retry)
 
 
+def response_error(response: httpx.Response) -> RequestError:
+    """:func:`http_error` of a read response with an error status (its first
+    :data:`ERROR_BODY_LIMIT` characters of body), for the short calls around a run: a
+    models list, a check."""
+    return http_error(
+        response.status_code,
+        response.reason_phrase,
+        response.headers,
+        response.text[:ERROR_BODY_LIMIT],
+        response.request.url.host,
+    )
+
+
 async def read_capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -> str:
     """Up to ``limit`` bytes of the body as text (for error messages)."""
     parts: list[bytes] = []

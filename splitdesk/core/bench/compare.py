@@ -80,7 +80,7 @@ from splitdesk.core.run.run_state import RunState
 from splitdesk.logs import register_secret
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import EndpointConfig, header_problem
-from splitdesk.providers.stream import ERROR_BODY_LIMIT, http_error
+from splitdesk.providers.stream import response_error
 
 
 class BenchError(Exception):
@@ -131,13 +131,7 @@ async def discover_model(endpoint: EndpointConfig) -> str:
                 call.method, call.url, headers=call.headers, params=call.params
             )
             if response.is_error:  # its own words and what to do, not httpx's
-                refused = http_error(
-                    response.status_code,
-                    response.reason_phrase,
-                    response.headers,
-                    response.text[:ERROR_BODY_LIMIT],
-                    response.request.url.host,
-                ).message
+                refused = response_error(response).message
                 if response.status_code in (401, 403) or response.status_code >= 500:
                     # the requests would be refused the same way: a failed run, said so
                     raise EndpointUnreachableError(redact(refused, endpoint.secrets))

@@ -20,10 +20,7 @@ import httpx
 from splitdesk.core.measure.netenv import client_settings
 from splitdesk.providers import get_provider
 from splitdesk.providers.base import EndpointConfig, header_problem
-from splitdesk.providers.stream import http_error
-
-#: Bytes of an error response's body read for its message.
-ERROR_BODY_CHARS = 65536
+from splitdesk.providers.stream import response_error
 
 
 @dataclass(frozen=True)
@@ -60,12 +57,5 @@ async def check_models(endpoint: EndpointConfig, client_timeout_s: float) -> Mod
         )
         answered_s = time.perf_counter() - t0
     if response.status_code >= 400:
-        err = http_error(
-            response.status_code,
-            response.reason_phrase,
-            response.headers,
-            response.text[:ERROR_BODY_CHARS],
-            response.request.url.host,
-        )
-        raise ValueError(err.message)
+        raise ValueError(response_error(response).message)
     return ModelCheck(provider.parse_models(response.json()), answered_s)
