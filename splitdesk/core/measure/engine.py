@@ -256,6 +256,11 @@ class EngineProcess:
                 run.finish(message.error)
             else:
                 run.events.append(message.event)
+        # Its output ended: the process has exited or is exiting. Its runs end once it is
+        # gone (at most 1 s), so whoever hears of their end (the window, at once) finds the
+        # engine not alive and says it died, not "the run failed".
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=1.0)
         for run in list(self._runs.values()):  # the process died under its runs
             run.finish("the engine process stopped unexpectedly")
 
