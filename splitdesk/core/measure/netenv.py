@@ -32,6 +32,7 @@ import importlib.util
 import os
 import ssl
 import stat
+import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from urllib.request import getproxies
@@ -222,7 +223,52 @@ def ca_bundle_problem(path: str) -> str | None:
     return None
 
 
+#: TLS contexts already made, by what decides their content (:func:`_context_key`).
+_contexts: dict[tuple[object, ...], ssl.SSLContext] = {}
+_contexts_lock = threading.Lock()
+
+
+def _file_key(path: str | None) -> tuple[object, ...]:
+    """A CA file or folder as a cache key: its path, size and time of last change (a
+    bundle rewritten in place is read again); ``None`` parts where it is absent."""
+    if not path:
+        return (None,)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (path, None)
+    return (path, st.st_size, st.st_mtime_ns)
+
+
+def _context_key(verify: bool | str, use_env: bool) -> tuple[object, ...]:
+    if isinstance(verify, str):
+        return ("bundle", _file_key(verify))
+    if not use_env or verify is False:
+        return ("default", verify, use_env)
+    return (
+        "env",
+        verify,
+        _file_key(os.environ.get("SSL_CERT_FILE")),
+        _file_key(os.environ.get("SSL_CERT_DIR")),
+    )
+
+
 def _context(verify: bool | str, use_env: bool) -> ssl.SSLContext:
+    """The TLS context of a client (:func:`client_settings`), made once per process for
+    each ``verify``, environment setting and CA file: making one loads the CA bundle,
+    ~20 ms of CPU, which every run, the server-metrics poller and the limits probe paid
+    afresh (issue 25). A context is only read by the connections that use it."""
+    key = _context_key(verify, use_env)
+    with _contexts_lock:
+        context = _contexts.get(key)
+    if context is None:
+        context = _new_context(verify, use_env)
+        with _contexts_lock:
+            context = _contexts.setdefault(key, context)
+    return context
+
+
+def _new_context(verify: bool | str, use_env: bool) -> ssl.SSLContext:
     if isinstance(verify, str):
         try:
             if os.path.isdir(verify):
