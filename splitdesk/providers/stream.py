@@ -159,8 +159,11 @@ def iter_deltas(
     decoder: StreamDecoder,
     framing: Framing,
     clock: Clock = time.perf_counter_ns,
+    body: AsyncGenerator[bytes, None] | None = None,
 ) -> AsyncGenerator[Delta, None]:
     """Deltas of ``response`` in arrival order, each stamped with its read's arrival time.
+    ``body``: the body's reads where the caller reads them itself (the measuring
+    runner's direct read of a chunked stream), used for a streamed body; ``None``: httpx's.
 
     HTTP errors, HTML pages and malformed frames end the iteration with one
     :class:`ErrorDelta`; transport errors (timeouts, resets) propagate as httpx exceptions
@@ -180,8 +183,8 @@ def iter_deltas(
     if content_type == "application/json" or "html" in content_type:
         return _whole_body(response, decoder, framing, content_type, clock)
     if framing == "ndjson":
-        return _ndjson(response, decoder, clock)
-    return _sse(response, decoder, content_type, clock)
+        return _ndjson(response, decoder, clock, body)
+    return _sse(response, decoder, content_type, clock, body)
 
 
 async def _http_error(response: httpx.Response, clock: Clock) -> AsyncGenerator[Delta, None]:
