@@ -265,7 +265,7 @@ class ReadDeadlines:
     and is set again for the next (reads that got data meanwhile moved theirs on)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self.loop = loop
         self._waiting: dict[KernelStampedStream, float] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._at = math.inf
@@ -284,11 +284,11 @@ class ReadDeadlines:
         if self._timer is not None:
             self._timer.cancel()
         self._at = at
-        self._timer = self._loop.call_at(at, self._check)
+        self._timer = self.loop.call_at(at, self._check)
 
     def _check(self) -> None:
         self._timer, self._at = None, math.inf
-        now = self._loop.time()
+        now = self.loop.time()
         for stream, deadline in list(self._waiting.items()):
             if deadline <= now:
                 del self._waiting[stream]
@@ -337,6 +337,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         self._reading = False
         self._latest = 0
         self._timed_out = False
+        self._deadlines: ReadDeadlines | None = None  # its loop's (looked up once)
         #: a response head is on its way (a request was written): no read hands up a byte
         #: past its end, so httpcore's parser holds none of the body (:func:`direct_body`)
         self._head = False
@@ -404,6 +405,12 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             if self._buffered > MAX_BUFFERED:
                 self._stop_reading()  # back-pressure: resumed by read()
                 break
+            if len(data) < READ_CHUNK:
+                # a TCP read copies until its buffer is full or nothing is queued: the
+                # socket is empty. Another recvmsg would fail (1.5 µs and an exception per
+                # token); what arrives next wakes the loop again (readiness is level-
+                # triggered), as it would have after that failing read.
+                break
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -424,8 +431,11 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             loop = asyncio.get_running_loop()
             self._waiter = waiter = loop.create_future()
             self._timed_out = False
-            deadlines = _deadlines_of(loop) if timeout is not None else None
-            if deadlines is not None and timeout is not None:
+            deadlines = None
+            if timeout is not None:
+                deadlines = self._deadlines
+                if deadlines is None or deadlines.loop is not loop:
+                    deadlines = self._deadlines = _deadlines_of(loop)
                 deadlines.watch(self, loop.time() + timeout)
             try:
                 await waiter
