@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import re
 import select
 import socket
 import ssl
@@ -181,6 +182,10 @@ _SOL_SOCKET = socket.SOL_SOCKET
 _timespec = struct.Struct("qq").unpack_from
 #: Bytes per read: about one SSE event, so each keeps the kernel time of its own packet.
 READ_CHUNK = 512
+#: The end of a response head: its first empty line, as h11 finds it (its
+#: ``blank_line_regex``), so the stream cuts where httpcore's parser stops.
+_HEAD_END = re.compile(rb"\n\r?\n")
+
 #: Reads per readiness callback at most (then the loop's other work gets a turn).
 DRAIN_READS = 128
 #: Bytes a connection buffers before it stops reading the socket (back-pressure).
@@ -341,7 +346,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         #: a response head is on its way (a request was written): no read hands up a byte
         #: past its end, so httpcore's parser holds none of the body (:func:`direct_body`)
         self._head = False
-        self._head_seen = b""  # the head's bytes handed up so far (at most its last 3)
+        self._head_seen = b""  # the head's bytes handed up so far (at most its last 2)
         self._head_status = b""  # the first bytes of the head under way (its status line)
         #: the last read ended a final (not 1xx) response head exactly: the body's bytes
         #: are all still here, for :func:`direct_body` to read
@@ -476,20 +481,22 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         return b""
 
     def _cut_head(self, stamp: int, data: bytes, more: bytes) -> bytes:
-        """``data`` up to the end of the response head under way (``\\r\\n\\r\\n``, RFC 9112
-        §2.1), the rest (and ``more``) put back first in line with its stamp. At a final
+        """``data`` up to the end of the response head under way — its first empty line,
+        ended as h11 ends it (``\\n\\r?\\n``: RFC 9112 §2.1 allows a bare LF), so the parser
+        holds exactly the head — the rest (and ``more``) put back first in line with its
+        stamp. At a final
         head's end :attr:`at_body_start` turns true; after a 1xx head (not 101) the next
         head is awaited."""
         seen = self._head_seen
         if len(self._head_status) < 12:
             self._head_status += data[: 12 - len(self._head_status)]
-        at = (seen + data).find(b"\r\n\r\n")
-        if at < 0:
-            self._head_seen = (seen + data)[-3:]
+        found = _HEAD_END.search(seen + data)
+        if found is None:
+            self._head_seen = (seen + data)[-2:]
             if more:
                 self._pieces.appendleft((stamp, more))
             return data
-        cut = at + 4 - len(seen)
+        cut = found.end() - len(seen)
         rest = data[cut:] + more
         if rest:
             self._pieces.appendleft((stamp, rest))
@@ -700,10 +707,11 @@ def direct_body(response: httpx.Response) -> AsyncGenerator[bytes, None] | None:
     """The body of ``response`` read straight from its :class:`KernelStampedStream`, or
     ``None`` where that is not possible (read it through httpx then, as usual).
 
-    Possible for an HTTP/1.1 2xx response with ``Transfer-Encoding: chunked`` and no
-    content coding, on a plain-TCP connection whose parser holds none of the body (the
-    stream handed up the head alone: ``at_body_start``) and whose body nobody read yet:
-    what every streaming LLM server sends. The generator yields the data of each read
+    Possible for an HTTP/1.1 2xx response with a body (not 204, not to HEAD),
+    ``Transfer-Encoding: chunked`` and no content coding, on a plain-TCP connection
+    whose parser holds none of the body (the stream handed up the head alone:
+    ``at_body_start``) and whose body nobody read yet: what every streaming LLM server
+    sends. The generator yields the data of each read
     (one arrival, or the arrivals of :data:`COALESCE_NS`), with the stream's
     ``last_arrival_ns`` that read's arrival time as with httpx's reads, so the same
     :func:`arrival_clock` stamps it. Decoding the chunks here (:mod:`.chunked`) spares the
@@ -725,6 +733,8 @@ def direct_body(response: httpx.Response) -> AsyncGenerator[bytes, None] | None:
         or not stream.at_body_start
         or response.http_version != "HTTP/1.1"
         or not 200 <= response.status_code < 300
+        or response.status_code == 204  # no body, whatever its headers say (RFC 9112 §6.3)
+        or response.request.method == "HEAD"
         or response.headers.get("transfer-encoding", "").strip().lower() != "chunked"
         or "content-encoding" in response.headers
         or response.is_stream_consumed

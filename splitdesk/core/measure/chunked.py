@@ -13,19 +13,22 @@ that h11 accepts is accepted here and one it refuses is refused: 1–20 hex digi
 size, extensions ignored, optional spaces or tabs before the CRLF, exactly CRLF after the
 data, the trailer section ended as h11 ends it (``\\n\\r?\\n``; its fields are left for h11
 to read); a size line or trailer section longer
-than :data:`MAX_LINE` (h11's default bound on an incomplete event) is refused.
+than :data:`MAX_LINE` (the bound httpcore gives h11 on an incomplete event) is refused.
 """
 
 from __future__ import annotations
 
 import re
 
-#: The longest chunk-size line or trailer section (bytes) accepted without its end: h11's
-#: default ``max_incomplete_event_size``.
-MAX_LINE = 16 * 1024
+#: The longest chunk-size line or trailer section (bytes) accepted without its end: the
+#: ``max_incomplete_event_size`` httpcore gives h11 (``MAX_INCOMPLETE_EVENT_SIZE`` in
+#: httpcore/_async/http11.py), past which h11 says "Receive buffer too long".
+MAX_LINE = 100 * 1024
 
 # chunk-size [ chunk-ext ] OWS, as h11's ``chunk_header`` (h11/_abnf.py)
-_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*", re.DOTALL)
+_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*")  # "." takes no LF, as h11's
+#: h11's words for a line or section past :data:`MAX_LINE` without its end
+_TOO_LONG = "Receive buffer too long"
 # the end of a trailer section that has fields, as h11's ``blank_line_regex``
 _BLANK_LINE = re.compile(rb"\n\r?\n")
 
@@ -110,7 +113,7 @@ class ChunkedDecoder:
                     found = _BLANK_LINE.search(buf, pos)
                     if found is None:
                         if end - pos > MAX_LINE:
-                            raise ChunkedError(f"trailer section longer than {MAX_LINE} bytes")
+                            raise ChunkedError(_TOO_LONG)
                         self._buf = buf[pos:]
                         break
                     stop = found.end()
@@ -122,7 +125,7 @@ class ChunkedDecoder:
                 at = buf.find(b"\r\n", pos)
                 if at < 0:
                     if end - pos > MAX_LINE:
-                        raise ChunkedError(f"chunk-size line longer than {MAX_LINE} bytes")
+                        raise ChunkedError(_TOO_LONG)
                     self._buf = buf[pos:]
                     break
                 match = _SIZE_LINE.fullmatch(buf, pos, at)

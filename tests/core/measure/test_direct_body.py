@@ -87,6 +87,18 @@ LAYOUTS: dict[str, list[bytes]] = {
         chunk(DONE),
         LAST,
     ],
+    "a head ended by bare LFs, the whole response in one packet": [
+        HEAD.replace(b"\r\n", b"\n") + b"".join(BODY) + chunk(DONE) + LAST
+    ],
+    "a head ended by LF CRLF, the whole response in one packet": [
+        HEAD[:-4] + b"\n\r\n" + b"".join(BODY) + chunk(DONE) + LAST
+    ],
+    "a 20 KB trailer field over two packets": [
+        HEAD,
+        *BODY,
+        b"0\r\nx-t: " + b"a" * 17_000,
+        b"a" * 3_000 + b"\r\n\r\n",
+    ],
     "an extension and trailer fields, no [DONE]": [
         HEAD,
         b"%x;ext=1\r\n%s\r\n" % (len(delta("Hello")), delta("Hello")),
@@ -103,6 +115,17 @@ FAULTS: dict[str, list[bytes | None]] = {
     "a chunk size that is not hex": [HEAD, BODY[0], b"zz\r\n" + delta("x") + b"\r\n", LAST],
     "no CRLF after a chunk's data": [HEAD, BODY[0], BODY[1][:-2] + b"XY", LAST],
     "a trailer that is no field": [HEAD, *BODY, b"0\r\nno colon\r\n\r\n"],
+    "a chunk extension holding a bare LF": [
+        HEAD,
+        BODY[0],
+        b"%x;a\nb\r\n%s\r\n" % (len(delta(" x")), delta(" x")),
+        LAST,
+    ],
+}
+
+#: Responses with no body to read, whatever their headers say: left to httpx.
+NO_BODY: dict[str, list[bytes | None]] = {
+    "204 labelled chunked": [HEAD.replace(b"200 OK", b"204 No Content")],
 }
 
 
@@ -149,14 +172,16 @@ class PieceServer:
             await self.connections.close(server)
 
 
+_DIRECT_BODY = arrivals.direct_body  # the real one, whatever a test patched in since
+
+
 def count_direct(monkeypatch: pytest.MonkeyPatch, direct: bool) -> list[bool]:
     """Switch the direct read on or off for the runner; returns the list each request's
     choice is appended to (True: read directly)."""
-    real = arrivals.direct_body
     taken: list[bool] = []
 
     def choose(response: httpx.Response) -> Any:
-        body = real(response) if direct else None
+        body = _DIRECT_BODY(response) if direct else None
         taken.append(body is not None)
         return body
 
@@ -217,6 +242,20 @@ async def test_a_broken_stream_fails_alike_directly_and_through_httpx(
     assert text.startswith("Hello"), "the text before the fault is kept"
     assert error is not None, "the request failed"
     assert results[True] == results[False]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("case", list(NO_BODY))
+async def test_a_response_without_a_body_is_left_to_httpx(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = {}
+    for direct in (False, True):
+        taken = count_direct(monkeypatch, direct)
+        results[direct] = outcome(await run_one(NO_BODY[case], read_timeout=5.0))
+        assert taken == [False]
+    assert results[True] == results[False]
+    assert results[True][0] == "", "no text"
 
 
 @pytest.mark.asyncio
@@ -286,13 +325,14 @@ async def test_a_connection_read_directly_is_reused_by_the_next_request() -> Non
 
 
 @pytest.mark.asyncio
-async def test_bodies_that_are_not_chunked_or_not_2xx_are_left_to_httpx() -> None:
+async def test_bodies_that_are_not_chunked_or_not_2xx_or_to_head_are_left_to_httpx() -> None:
     plain = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n"
     error_head = HEAD.replace(b"200 OK", b"503 Service Unavailable")
     server = PieceServer(
         [
             [plain % len(delta("Hi")), delta("Hi")],
             [error_head, chunk(b'{"error": "busy"}'), LAST],
+            [HEAD],  # to HEAD: the head alone, chunked or not
         ],
         gap=0.005,
     )
@@ -303,3 +343,6 @@ async def test_bodies_that_are_not_chunked_or_not_2xx_are_left_to_httpx() -> Non
             async with client.stream("POST", url + "/v1/chat/completions", json={}) as response:
                 assert arrivals.direct_body(response) is None
                 assert await response.aread() == expected
+        async with client.stream("HEAD", url + "/v1/chat/completions") as response:
+            assert response.status_code == 200
+            assert arrivals.direct_body(response) is None, "a response to HEAD has no body"
