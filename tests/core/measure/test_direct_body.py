@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -189,8 +190,10 @@ def count_direct(monkeypatch: pytest.MonkeyPatch, direct: bool) -> list[bool]:
     return taken
 
 
-async def run_one(script: Sequence[bytes | None], read_timeout: float = 30.0) -> RunState:
-    server = PieceServer([script])
+async def run_one(
+    script: Sequence[bytes | None], read_timeout: float = 30.0, gap: float = 0.02
+) -> RunState:
+    server = PieceServer([script], gap=gap)
     async with server.serve() as url:
         state = RunState()
         config = RunConfig(
@@ -346,3 +349,51 @@ async def test_bodies_that_are_not_chunked_or_not_2xx_or_to_head_are_left_to_htt
         async with client.stream("HEAD", url + "/v1/chat/completions") as response:
             assert response.status_code == 200
             assert arrivals.direct_body(response) is None, "a response to HEAD has no body"
+
+
+def random_response(rng: random.Random, corrupt: bool) -> list[bytes | None]:
+    """A streamed chat answer as a server might frame and send it: head lines ended by
+    CRLF or LF, events cut into chunks of random sizes (with an extension now and then),
+    trailer fields or not, [DONE] or not, sent in pieces cut at random points; with
+    ``corrupt``, one byte after the head changed."""
+    eol = rng.choice([b"\r\n", b"\n"])
+    head = HEAD.replace(b"\r\n", eol)
+    # short answers too: a whole response within one read (512 bytes) of the stream
+    words = ("Hello", " wide", " world")[: rng.randint(1, 3)]
+    events = b"".join(delta(w) for w in words) + FINISH
+    if rng.random() < 0.5:
+        events += USAGE
+    if rng.random() < 0.7:
+        events += DONE
+    body, at = b"", 0
+    while at < len(events):
+        size = rng.randint(1, 90)
+        ext = b";x=1" if rng.random() < 0.1 else b""
+        body += b"%x%s\r\n%s\r\n" % (len(events[at : at + size]), ext, events[at : at + size])
+        at += size
+    body += b"0\r\n" + (b"x-t: 1\r\n" if rng.random() < 0.3 else b"") + b"\r\n"
+    if corrupt:
+        i = rng.randrange(len(body))
+        body = body[:i] + bytes([rng.choice(b"0a\r\n;: x")]) + body[i + 1 :]
+    whole = head + body
+    cuts = sorted(rng.sample(range(1, len(whole)), rng.randint(0, 6)))
+    return [whole[a:b] for a, b in zip([0, *cuts], [*cuts, len(whole)], strict=True)]
+
+
+@pytest.mark.asyncio
+async def test_random_responses_end_alike_directly_and_through_httpx(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The whole kind, not a few examples: seeded random framings and packet cuts, whole
+    or with one byte corrupted, end the same way read directly and through httpx."""
+    rng = random.Random(2025)
+    for case in range(60):
+        script = random_response(rng, corrupt=case % 3 == 2)
+        results = {}
+        for direct in (True, False):
+            count_direct(monkeypatch, direct)
+            results[direct] = outcome(await run_one(script, read_timeout=2.0, gap=0.002))
+        assert results[True] == results[False], f"case {case}: {script!r}"
+        if case % 3 != 2:
+            assert results[True][1] == "stop", f"case {case}: {results[True]}"
+            assert "Hello wide world".startswith(results[True][0]), f"case {case}"
