@@ -206,6 +206,22 @@ async def run_one(
     return state
 
 
+async def both_ways(
+    monkeypatch: pytest.MonkeyPatch,
+    script: Sequence[bytes | None],
+    read_timeout: float = 30.0,
+    gap: float = 0.02,
+) -> tuple[dict[bool, tuple[Any, ...]], dict[bool, list[bool]]]:
+    """``script`` run read directly (key True) and through httpx (False): each way's
+    :func:`outcome`, and whether each of its requests was read directly."""
+    results: dict[bool, tuple[Any, ...]] = {}
+    taken: dict[bool, list[bool]] = {}
+    for direct in (True, False):
+        taken[direct] = count_direct(monkeypatch, direct)
+        results[direct] = outcome(await run_one(script, read_timeout, gap))
+    return results, taken
+
+
 def outcome(state: RunState) -> tuple[Any, ...]:
     """What the request ended with; the server's port taken out of its error message."""
     r = state.requests[0]
@@ -222,11 +238,8 @@ def outcome(state: RunState) -> tuple[Any, ...]:
 async def test_a_chunked_stream_reads_alike_directly_and_through_httpx(
     layout: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    results = {}
-    for direct in (True, False):
-        taken = count_direct(monkeypatch, direct)
-        results[direct] = outcome(await run_one(LAYOUTS[layout]))
-        assert taken == [direct], f"direct read {'not ' if direct else ''}taken: {taken}"
+    results, taken = await both_ways(monkeypatch, LAYOUTS[layout])
+    assert taken == {True: [True], False: [False]}, f"the direct read taken: {taken}"
     text, finish, _usage, _outcome, error = results[True]
     assert (text, finish, error) == ("Hello wide world", "stop", None)
     assert results[True] == results[False]
@@ -237,10 +250,7 @@ async def test_a_chunked_stream_reads_alike_directly_and_through_httpx(
 async def test_a_broken_stream_fails_alike_directly_and_through_httpx(
     fault: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    results = {}
-    for direct in (True, False):
-        count_direct(monkeypatch, direct)
-        results[direct] = outcome(await run_one(FAULTS[fault]))
+    results, _taken = await both_ways(monkeypatch, FAULTS[fault])
     text, _finish, _usage, _outcome, error = results[True]
     assert text.startswith("Hello"), "the text before the fault is kept"
     assert error is not None, "the request failed"
@@ -252,11 +262,8 @@ async def test_a_broken_stream_fails_alike_directly_and_through_httpx(
 async def test_a_response_without_a_body_is_left_to_httpx(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    results = {}
-    for direct in (False, True):
-        taken = count_direct(monkeypatch, direct)
-        results[direct] = outcome(await run_one(NO_BODY[case], read_timeout=5.0))
-        assert taken == [False]
+    results, taken = await both_ways(monkeypatch, NO_BODY[case], read_timeout=5.0)
+    assert taken == {True: [False], False: [False]}, "never read directly"
     assert results[True] == results[False]
     assert results[True][0] == "", "no text"
 
@@ -265,11 +272,8 @@ async def test_a_response_without_a_body_is_left_to_httpx(
 async def test_a_silence_inside_a_direct_body_is_the_read_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    results = {}
-    for direct in (True, False):
-        count_direct(monkeypatch, direct)
-        # one event, then silence (the server holds the connection open)
-        results[direct] = outcome(await run_one([HEAD, BODY[0]], read_timeout=0.3))
+    # one event, then silence (the server holds the connection open)
+    results, _taken = await both_ways(monkeypatch, [HEAD, BODY[0]], read_timeout=0.3)
     text, _finish, _usage, _outcome, error = results[True]
     assert text == "Hello"
     assert error is not None and "read timeout" in error[1], error
@@ -389,10 +393,7 @@ async def test_random_responses_end_alike_directly_and_through_httpx(
     rng = random.Random(2025)
     for case in range(60):
         script = random_response(rng, corrupt=case % 3 == 2)
-        results = {}
-        for direct in (True, False):
-            count_direct(monkeypatch, direct)
-            results[direct] = outcome(await run_one(script, read_timeout=2.0, gap=0.002))
+        results, _taken = await both_ways(monkeypatch, script, read_timeout=2.0, gap=0.002)
         assert results[True] == results[False], f"case {case}: {script!r}"
         if case % 3 != 2:
             assert results[True][1] == "stop", f"case {case}: {results[True]}"
