@@ -484,9 +484,8 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         """``data`` up to the end of the response head under way — its first empty line,
         ended as h11 ends it (``\\n\\r?\\n``: RFC 9112 §2.1 allows a bare LF), so the parser
         holds exactly the head — the rest (and ``more``) put back first in line with its
-        stamp. At a final
-        head's end :attr:`at_body_start` turns true; after a 1xx head (not 101) the next
-        head is awaited."""
+        stamp. At a final head's end :attr:`at_body_start` turns true; after a 1xx head
+        (not 101) the next head is awaited."""
         seen = self._head_seen
         if len(self._head_status) < 12:
             self._head_status += data[: 12 - len(self._head_status)]
@@ -711,10 +710,9 @@ def direct_body(response: httpx.Response) -> AsyncGenerator[bytes, None] | None:
     ``Transfer-Encoding: chunked`` and no content coding, on a plain-TCP connection
     whose parser holds none of the body (the stream handed up the head alone:
     ``at_body_start``) and whose body nobody read yet: what every streaming LLM server
-    sends. The generator yields the data of each read
-    (one arrival, or the arrivals of :data:`COALESCE_NS`), with the stream's
-    ``last_arrival_ns`` that read's arrival time as with httpx's reads, so the same
-    :func:`arrival_clock` stamps it. Decoding the chunks here (:mod:`.chunked`) spares the
+    sends. The generator yields the data of each read (one arrival, or the arrivals of
+    :data:`COALESCE_NS`), with the stream's ``last_arrival_ns`` that read's arrival time
+    as with httpx's reads, so the same :func:`arrival_clock` stamps it. Decoding the chunks here (:mod:`.chunked`) spares the
     six async-generator layers and h11's event machinery httpx reads each piece through:
     ~40 % of the engine's CPU at 64 streams, where every token is a read (issue 25).
 
