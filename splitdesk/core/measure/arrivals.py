@@ -712,9 +712,10 @@ def direct_body(response: httpx.Response) -> AsyncGenerator[bytes, None] | None:
     ``at_body_start``) and whose body nobody read yet: what every streaming LLM server
     sends. The generator yields the data of each read (one arrival, or the arrivals of
     :data:`COALESCE_NS`), with the stream's ``last_arrival_ns`` that read's arrival time
-    as with httpx's reads, so the same :func:`arrival_clock` stamps it. Decoding the chunks here (:mod:`.chunked`) spares the
-    six async-generator layers and h11's event machinery httpx reads each piece through:
-    ~40 % of the engine's CPU at 64 streams, where every token is a read (issue 25).
+    as with httpx's reads, so the same :func:`arrival_clock` stamps it. Decoding the
+    chunks here (:mod:`.chunked`) spares the six async-generator layers and h11's event
+    machinery httpx reads each piece through: ~40 % of the engine's CPU at 64 streams,
+    where every token is a read (issue 25).
 
     Errors are httpx's, as from httpx's own read: ``httpx.ReadTimeout`` (no data within
     the request's read timeout), ``httpx.ReadError`` (the connection broke or was cut),
