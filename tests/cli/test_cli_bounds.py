@@ -60,6 +60,18 @@ def test_a_session_too_large_is_refused_with_its_estimate(
     assert err.startswith("splitdesk sweep: error: this session would be") and "memory" in err
 
 
+#: The built-in endpoint at 3× speed: a 400-token combined reply still streams for ~1.6 s,
+#: well past the 0.3 s after its start when the signal comes, and the repeats before it
+#: take a third of the time (the three tests took 26-37 s each at speed 1).
+FAST = ["--sim-param", "speed=3"]
+
+
+def _fast(tokens: int) -> list[str]:
+    """:data:`FAST` for the long (mid-stream) runs; the short ones stay at speed 1, so the
+    signal still lands before a later repeat (at 3× a fourth repeat had begun)."""
+    return FAST if tokens > 100 else []
+
+
 def _interrupt(
     command: list[str], started: str, out: Path, sig: int = signal.SIGINT
 ) -> tuple[int, float, str]:
@@ -110,7 +122,18 @@ def test_ctrl_c_stops_bench_at_once_and_writes_what_finished(
     handled the same way: it killed bench before, with no JSON."""
     out = tmp_path / "bench.json"
     code, took, err = _interrupt(
-        ["bench", "--repeat", "200", "--max-tokens", str(tokens), "-q", "a", "-q", "b"],
+        [
+            "bench",
+            "--repeat",
+            "200",
+            "--max-tokens",
+            str(tokens),
+            "-q",
+            "a",
+            "-q",
+            "b",
+            *_fast(tokens),
+        ],
         "running combined (repeat 3/200)",
         out,
         sig,
@@ -122,6 +145,8 @@ def test_ctrl_c_stops_bench_at_once_and_writes_what_finished(
     runs = doc["runs"]
     assert 6 <= len(runs) <= 9, len(runs)  # two whole repeats, and what the third reached
     assert all(not r["stopped"] for r in runs[:-1])
+    if tokens > 100:  # the signal came mid-stream: the last run ended stopped
+        assert runs[-1]["stopped"], runs[-1]["mode"]
     assert "(repeat 5/200)" not in err  # nothing started long after Ctrl-C
 
 
@@ -129,7 +154,7 @@ def test_ctrl_c_stops_bench_at_once_and_writes_what_finished(
 def test_ctrl_c_stops_sweep_at_once_and_writes_what_finished(tmp_path: Path, tokens: int) -> None:
     out = tmp_path / "sweep.json"
     code, took, err = _interrupt(
-        ["sweep", "--max-n", "12", "--repeat", "3", "--max-tokens", str(tokens)],
+        ["sweep", "--max-n", "12", "--repeat", "3", "--max-tokens", str(tokens), *_fast(tokens)],
         "N=3: combined",
         out,
     )
