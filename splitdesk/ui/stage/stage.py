@@ -78,6 +78,10 @@ Look = Literal["window", "present"]
 #: event-loop turn: 64 panes took 150-210 ms in one go as Run was pressed, a frozen
 #: window and a late sample for everything else on the loop.
 BUILD_SLICE_MS = 10
+#: The longest a live run's start holds the stage's painting (:meth:`Stage._hold_paints`):
+#: 64 panes are built and laid out in ~0.2 s; whatever else delays the layout pass, the
+#: stage is painted again by then.
+HOLD_PAINTS_MS = 400
 #: A live run's end: the timeline's last frame this long after the panes' (ms), so Qt
 #: paints it in a pass of its own; the summary follows in the next turn.
 FINISH_STEP_MS = 50
@@ -300,6 +304,7 @@ class Stage(QWidget):
             return
         # one paint once the panes are laid out, not one per slice of half-built panes
         self._hold_paints(True)
+        self._later(self._build_no, HOLD_PAINTS_MS, lambda: self._hold_paints(False))
         build_no = self._build_no  # from the next turn: this one pressed Run and planned
         self._later(
             build_no,
