@@ -7,30 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+from ui.paints import PaintCounter
 
 from splitdesk.ui.common.theme import DARK, LIGHT, apply_theme, opaque_fill
 from splitdesk.ui.stage.panes import RequestPane
 from splitdesk.ui.stage.summary import SummaryStrip
-
-
-class PaintCounter(QObject):
-    """Counts the paint events each watched widget receives."""
-
-    def __init__(self, *widgets: QWidget) -> None:
-        super().__init__()
-        self.counts = {id(w): 0 for w in widgets}
-        for w in widgets:
-            w.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint and id(watched) in self.counts:
-            self.counts[id(watched)] += 1
-        return False
-
-    def of(self, widget: QWidget) -> int:
-        return self.counts[id(widget)]
 
 
 def styled_app() -> QApplication:

@@ -9,27 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject
 from ui.conftest import wait_signal
+from ui.paints import PaintCounter
 
 from splitdesk.core.files.settings import AppSettings
 from splitdesk.core.run.endpoints import EndpointSettings
 from splitdesk.core.run.questions import Question, QuestionSet
-
-
-class Seen(QObject):
-    """Counts the events of ``kinds`` a widget gets, with what ``probe()`` said then."""
-
-    def __init__(self, widget: Any, kinds: tuple[QEvent.Type, ...], probe: Any) -> None:
-        super().__init__(widget)
-        self.kinds, self.probe = kinds, probe
-        self.events: list[tuple[QEvent.Type, Any]] = []
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in self.kinds:
-            self.events.append((event.type(), self.probe()))
-        return False
 
 
 @pytest.mark.asyncio
@@ -46,13 +31,11 @@ async def test_the_stage_is_painted_once_its_panes_are_built_never_half_built(
             QuestionSet(title="squares", questions=[Question(text=q) for q in questions])
         )
         planned.clear()
-        grid = Seen(
-            stage.grid, (QEvent.Type.Paint,), lambda: (bool(planned), len(stage.grid.panes))
-        )
+        grid = PaintCounter(stage.grid, probe=lambda: (bool(planned), len(stage.grid.panes)))
         window.run_button.click()
         await wait_signal(window.runFinished, 60, f"a run of {n} questions")
-        grid.deleteLater()
-        painted = [panes for _, (after, panes) in grid.events if after]
+        grid.stop(stage.grid)
+        painted = [panes for after, panes in grid.seen if after]
         assert painted, "the panes were never painted"
         # 16 panes take more than one turn's slice to build: they were painted at 0 and 8
         assert min(painted) == n, f"painted with {min(painted)} of {n} panes built: {painted}"
