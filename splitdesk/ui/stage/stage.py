@@ -302,10 +302,10 @@ class Stage(QWidget):
         if not live:
             self.complete_panes()
             return
+        build_no = self._build_no  # from the next turn: this one pressed Run and planned
         # one paint once the panes are laid out, not one per slice of half-built panes
         self._hold_paints(True)
-        self._later(self._build_no, HOLD_PAINTS_MS, lambda: self._hold_paints(False))
-        build_no = self._build_no  # from the next turn: this one pressed Run and planned
+        self._later(build_no, HOLD_PAINTS_MS, lambda: self._hold_paints(False))
         self._later(
             build_no,
             0,
